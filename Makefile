@@ -1,0 +1,39 @@
+# trainfn: the two commands a newcomer needs are in README.md.
+
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+
+.PHONY: build test tools lint golden generate bench clean
+
+## build: bin/trainfn, the binary the examples' exec paths point at
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/trainfn ./cmd/trainfn
+
+## test: lint, then every test, with the real tools they need installed first
+test: tools lint
+	TRAINFN_REQUIRE_TOOLS=1 $(GO) test ./...
+
+## tools: install what the tests run for real (kustomize, ssh, sshd); idempotent
+tools:
+	hack/tools.sh
+
+lint:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+## golden: rewrite the expected outputs from the current code; review the diff
+golden: tools
+	$(GO) test ./functions ./examples -run 'TestGolden|TestKustomize' -update
+
+## generate: regenerate the Kubernetes schemas from the pinned release
+generate:
+	$(GO) generate ./schemas
+
+## bench: whole-process render timings against a pass-through baseline
+bench: build
+	hack/bench.sh
+
+clean:
+	rm -rf bin

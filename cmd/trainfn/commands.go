@@ -1,0 +1,167 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/trainfn/trainfn/functions"
+)
+
+// version is set at build time (-ldflags "-X main.version=..."); otherwise
+// the module version the binary was built from is reported.
+var version = ""
+
+// exitError carries an exit code past cobra; what it says is already written.
+type exitError int
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	root := rootCommand(stdin, stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	var code exitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &code):
+		return int(code)
+	default:
+		fmt.Fprintln(stderr, "trainfn:", err)
+		return 2
+	}
+}
+
+func rootCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "trainfn",
+		Short: "Expand training job specs into plain Kubernetes objects",
+		Long: `trainfn validates training job specs (MPIJob kubeflow.org/v2beta1) against
+their schemas and expands them into plain Kubernetes objects.
+
+Given a ResourceList on standard input, trainfn is a KRM function: kustomize
+(transformers: or generators:), kpt and other orchestrators run it. The
+subcommands do the same on plain YAML files.`,
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f, ok := stdin.(*os.File); ok && isTerminal(f) {
+				return cmd.Help()
+			}
+			err := functions.RunFunction(&kio.ByteReadWriter{Reader: stdin, Writer: stdout, KeepReaderAnnotations: true})
+			return report(stderr, err)
+		},
+	}
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(renderCommand(stdin, stdout, stderr), validateCommand(stdin, stderr), versionCommand(stdout))
+	return root
+}
+
+func renderCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "render [FILE|DIR|-]...",
+		Short: "Expand the job specs in YAML files; print every object as one YAML stream",
+		Long: `render reads YAML documents from files, directories (their .yaml, .yml and
+.json files, recursively) or - (standard input, the default), replaces each job
+spec with the objects it renders, passes every other document through, and
+prints the result, sorted, to standard output. On any error nothing is
+printed to standard output and the exit status is 1.`,
+		RunE: func(_ *cobra.Command, args []string) error {
+			objects, err := expand(args, stdin, stderr)
+			if err != nil {
+				return err
+			}
+			if err := functions.WriteDocuments(stdout, objects); err != nil {
+				return err
+			}
+			return nil
+		},
+	}
+}
+
+func validateCommand(stdin io.Reader, stderr io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "validate [FILE|DIR|-]...",
+		Short: "Check the job specs in YAML files; print only problems",
+		Long: `validate does everything render does but print the objects: it reports every
+problem with its file, line, field path and rule, and exits 1 if there is one.`,
+		RunE: func(_ *cobra.Command, args []string) error {
+			_, err := expand(args, stdin, stderr)
+			return err
+		},
+	}
+}
+
+func versionCommand(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print trainfn's version",
+		Args:  cobra.NoArgs,
+		Run: func(*cobra.Command, []string) {
+			fmt.Fprintln(stdout, "trainfn", buildVersion())
+		},
+	}
+}
+
+// expand reads and expands the documents of paths, writing diagnostics to
+// stderr.
+func expand(paths []string, stdin io.Reader, stderr io.Writer) ([]*yaml.RNode, error) {
+	if len(paths) == 0 {
+		paths = []string{functions.Stdin}
+	}
+	docs, err := functions.ReadDocuments(paths, stdin)
+	if err != nil {
+		fmt.Fprintln(stderr, "error:", err)
+		return nil, exitError(1)
+	}
+	objects, diags := functions.Expand(docs)
+	if len(diags) > 0 {
+		fmt.Fprintln(stderr, diags.Error())
+	}
+	if diags.HasErrors() {
+		return nil, exitError(1)
+	}
+	return objects, nil
+}
+
+// report writes why a KRM function run failed: its diagnostics, one per
+// line, or the failure to read or write the ResourceList.
+func report(stderr io.Writer, err error) error {
+	if err == nil {
+		return nil
+	}
+	var diags functions.Diagnostics
+	if errors.As(err, &diags) {
+		fmt.Fprintln(stderr, diags.Error())
+	} else {
+		fmt.Fprintln(stderr, "error:", err)
+	}
+	return exitError(1)
+}
+
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+		return info.Main.Version
+	}
+	return "(devel)"
+}
+
+// isTerminal reports whether f is a character device, such as a terminal a
+// user ran trainfn from without piping anything in.
+func isTerminal(f *os.File) bool {
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}

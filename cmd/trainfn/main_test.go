@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+)
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func trainfn(stdin string, args ...string) result {
+	var out, errOut bytes.Buffer
+	code := run(args, strings.NewReader(stdin), &out, &errOut)
+	return result{code, out.String(), errOut.String()}
+}
+
+func testdata(name string) string { return filepath.Join("..", "..", "testdata", name, "input.yaml") }
+
+func TestRenderPrintsOnlyNativeObjects(t *testing.T) {
+	r := trainfn("", "render", testdata("mpi-operator-pi"))
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Empty(t, r.stderr)
+	nodes, err := (&kio.ByteReader{Reader: strings.NewReader(r.stdout)}).Read()
+	require.NoError(t, err)
+	var kinds []string
+	for _, n := range nodes {
+		kinds = append(kinds, n.GetApiVersion()+" "+n.GetKind())
+	}
+	assert.ElementsMatch(t, []string{"v1 ConfigMap", "v1 Service", "batch/v1 Job", "batch/v1 Job"}, kinds)
+	assert.NotContains(t, r.stdout, "MPIJob")
+	assert.NotContains(t, r.stdout, "PRIVATE KEY")
+}
+
+func TestRenderReadsStdin(t *testing.T) {
+	file := trainfn("", "render", testdata("mpi-operator-pi"))
+	for _, args := range [][]string{{"render"}, {"render", "-"}} {
+		r := trainfn(readFile(t, testdata("mpi-operator-pi")), args...)
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Equal(t, file.stdout, r.stdout, args)
+	}
+}
+
+func TestBadSpecFailsWithFileFieldAndRule(t *testing.T) {
+	for _, cmd := range []string{"render", "validate"} {
+		path := testdata("error-unknown-fields")
+		r := trainfn("", cmd, path)
+		assert.Equal(t, 1, r.code, cmd)
+		assert.Empty(t, r.stdout, "%s prints nothing on error", cmd)
+		assert.Contains(t, r.stderr, path+`:9:3: error: MPIJob typos: spec.slotPerWorker: Forbidden: unknown field (did you mean "slotsPerWorker"?)`)
+	}
+}
+
+func TestValidateIsQuietOnSuccess(t *testing.T) {
+	r := trainfn("", "validate", testdata("mpi-operator-pi"), testdata("mixed-stream"))
+	assert.Equal(t, result{code: 0}, r)
+}
+
+func TestWarningsDoNotFail(t *testing.T) {
+	r := trainfn("", "render", testdata("run-policy"))
+	assert.Equal(t, 0, r.code)
+	assert.NotEmpty(t, r.stdout)
+	assert.Contains(t, r.stderr, "warning: MPIJob bounded: spec.runPolicy.schedulingPolicy")
+}
+
+func TestMissingFile(t *testing.T) {
+	r := trainfn("", "render", "no-such-file.yaml")
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, "no-such-file.yaml")
+	assert.Empty(t, r.stdout)
+}
+
+func TestUsageErrors(t *testing.T) {
+	r := trainfn("", "render", "--no-such-flag")
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "unknown flag")
+}
+
+func TestVersion(t *testing.T) {
+	r := trainfn("", "version")
+	assert.Equal(t, 0, r.code)
+	assert.True(t, strings.HasPrefix(r.stdout, "trainfn "), r.stdout)
+}
+
+func TestFunctionMode(t *testing.T) {
+	spec := readFile(t, testdata("mpi-operator-pi"))
+	rl := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- " +
+		strings.ReplaceAll(strings.TrimSpace(spec), "\n", "\n  ") + "\n"
+	r := trainfn(rl)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.True(t, strings.HasPrefix(r.stdout, "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n"), r.stdout)
+	assert.Contains(t, r.stdout, "name: pi-launcher")
+
+	bad := trainfn(strings.Replace(rl, "slotsPerWorker", "slotPerWorker", 1))
+	assert.Equal(t, 1, bad.code)
+	assert.Contains(t, bad.stdout, "results:", "the ResourceList carries the results")
+	assert.Contains(t, bad.stderr, "MPIJob pi: spec.slotPerWorker: Forbidden: unknown field")
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(b)
+}

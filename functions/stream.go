@@ -1,0 +1,166 @@
+package functions
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Stdin names standard input among the paths ReadDocuments reads.
+const Stdin = "-"
+
+// ReadDocuments reads every YAML document of the given paths: files,
+// directories (their .yaml, .yml and .json files, recursively, in lexical
+// order, skipping hidden ones) and "-" for stdin. Documents of a `kind: List`
+// are read as its items.
+func ReadDocuments(paths []string, stdin io.Reader) ([]Document, error) {
+	var docs []Document
+	for _, p := range paths {
+		files, err := expandPath(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			var data []byte
+			if f == Stdin {
+				data, err = io.ReadAll(stdin)
+			} else {
+				data, err = os.ReadFile(f)
+			}
+			if err != nil {
+				return nil, err
+			}
+			name := f
+			if f == Stdin {
+				name = "<stdin>"
+			}
+			read, err := parseDocuments(name, data)
+			if err != nil {
+				return nil, err
+			}
+			docs = append(docs, read...)
+		}
+	}
+	return docs, nil
+}
+
+func expandPath(p string) ([]string, error) {
+	if p == Stdin {
+		return []string{Stdin}, nil
+	}
+	info, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if !info.IsDir() {
+		return []string{p}, nil
+	}
+	var files []string
+	err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if path != p && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch filepath.Ext(path) {
+		case ".yaml", ".yml", ".json":
+			if !d.IsDir() {
+				files = append(files, path)
+			}
+		}
+		return nil
+	})
+	sort.Strings(files)
+	return files, err
+}
+
+// separator is a line starting with "---", as kyaml's reader splits streams,
+// so that a comment above a document stays with it.
+var separator = regexp.MustCompile(`\n---.*\n`)
+
+var yamlLine = regexp.MustCompile(`line (\d+)`)
+
+// parseDocuments splits a stream into documents, remembering the line each
+// starts on so that messages point into the file, not into the document.
+func parseDocuments(name string, data []byte) ([]Document, error) {
+	text := strings.ReplaceAll(string(data), "\r\n", "\n")
+	var docs []Document
+	start, line := 0, 1
+	bounds := append(separator.FindAllStringIndex(text, -1), []int{len(text), len(text)})
+	for i, b := range bounds {
+		part := text[start:b[0]]
+		if b[0] < len(text) {
+			part += "\n"
+		}
+		nodes, err := decode(part)
+		if err != nil {
+			// Report the file's line, not the document's.
+			msg := yamlLine.ReplaceAllStringFunc(err.Error(), func(m string) string {
+				n, _ := strconv.Atoi(strings.TrimPrefix(m, "line "))
+				return "line " + strconv.Itoa(n+line-1)
+			})
+			return nil, fmt.Errorf("%s: document %d: %s", name, i+1, msg)
+		}
+		for _, n := range nodes {
+			docs = append(docs, Document{Node: n, Source: Source{Path: name, Index: len(docs), Line: line}})
+		}
+		line += strings.Count(text[start:b[1]], "\n")
+		start = b[1]
+	}
+	return docs, nil
+}
+
+// decode reads one document; empty documents give nothing, Lists their items.
+func decode(text string) ([]*yaml.RNode, error) {
+	var node yaml.Node
+	if err := yaml.NewDecoder(bytes.NewBufferString(text)).Decode(&node); err != nil {
+		if err == io.EOF {
+			return nil, nil
+		}
+		return nil, err
+	}
+	if yaml.IsYNodeEmptyDoc(&node) {
+		return nil, nil
+	}
+	n := yaml.NewRNode(&node)
+	if n.GetKind() == "List" && n.GetApiVersion() == "v1" {
+		items, err := n.Pipe(yaml.Lookup("items"))
+		if err != nil || items == nil {
+			return nil, err
+		}
+		return items.Elements()
+	}
+	return []*yaml.RNode{n}, nil
+}
+
+// WriteDocuments writes objects as one YAML stream. Each document gets an
+// encoder of its own: yaml.v3's encoder keeps every event of a stream until
+// it ends, so one encoder for thousands of documents costs memory in
+// proportion to the whole output.
+func WriteDocuments(w io.Writer, objects []*yaml.RNode) error {
+	for i, o := range objects {
+		if i > 0 {
+			if _, err := io.WriteString(w, "---\n"); err != nil {
+				return err
+			}
+		}
+		if err := (kio.ByteWriter{Writer: w}).Write([]*yaml.RNode{o}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

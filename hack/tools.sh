@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs what the tests need beside Go, idempotently: tools built from
+# their Go modules into .cache/bin (pinned; rebuilt only when the pin
+# changes), and Debian packages when a command is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bin="$PWD/.cache/bin"
+mkdir -p "$bin"
+
+# go_tool NAME MODULE@VERSION: build a pinned tool once.
+go_tool() {
+	local name=$1 module=$2 stamp="$bin/.$1.version"
+	if [[ -x "$bin/$name" && "$(cat "$stamp" 2>/dev/null)" == "$module" ]]; then
+		return
+	fi
+	echo "tools: building $module" >&2
+	GOBIN="$bin" GOFLAGS=-mod=mod go install "$module"
+	echo "$module" >"$stamp"
+}
+
+# debian_command COMMAND PACKAGE: install a Debian package for a command.
+debian_command() {
+	local cmd=$1 pkg=$2
+	command -v "$cmd" >/dev/null && return
+	if [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null; then
+		echo "tools: $cmd is missing; install the Debian package $pkg" >&2
+		exit 1
+	fi
+	echo "tools: installing $pkg" >&2
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$pkg" >/dev/null 2>&1 ||
+		{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$pkg" >/dev/null; }
+}
+
+go_tool kustomize sigs.k8s.io/kustomize/kustomize/v5@v5.8.2
+debian_command ssh-keygen openssh-client
+debian_command sshd openssh-server

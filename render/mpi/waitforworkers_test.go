@@ -1,0 +1,149 @@
+package mpi
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trainfn/trainfn/test/testtool"
+)
+
+// The wait script runs here against a real sshd on loopback, with the real
+// ssh client, as the launcher's init container runs it against the workers.
+// Two things differ from a pod: the hostfile is a temporary file instead of
+// /etc/mpi/hostfile, and the port and key reach ssh through
+// OMPI_MCA_plm_rsh_args, the way a user's extra ssh arguments do.
+
+type sshFixture struct {
+	dir, sshd, port string
+	env             []string
+}
+
+func newSSHFixture(t *testing.T) *sshFixture {
+	sshd := testtool.Find(t, "sshd")
+	keygen := testtool.Find(t, "ssh-keygen")
+	testtool.Find(t, "ssh")
+	dir := t.TempDir()
+	for _, key := range []string{"host_key", "id"} {
+		out, err := exec.Command(keygen, "-q", "-t", "ed25519", "-N", "", "-f", filepath.Join(dir, key)).CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
+	pub, err := os.ReadFile(filepath.Join(dir, "id.pub"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "authorized_keys"), pub, 0o600))
+	if os.Getuid() == 0 {
+		// sshd started by root insists on its privilege separation directory.
+		require.NoError(t, os.MkdirAll("/run/sshd", 0o755))
+	}
+	port := freePort(t)
+	config := fmt.Sprintf(`Port %s
+ListenAddress 127.0.0.1
+HostKey %[2]s/host_key
+AuthorizedKeysFile %[2]s/authorized_keys
+PidFile %[2]s/sshd.pid
+StrictModes no
+UsePAM no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+`, port, dir)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sshd_config"), []byte(config), 0o600))
+	return &sshFixture{dir: dir, sshd: sshd, port: port, env: []string{
+		"OMPI_MCA_plm_rsh_args=-p " + port + " -i " + filepath.Join(dir, "id"),
+	}}
+}
+
+func freePort(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	return fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
+}
+
+// startSSHDAfter starts the worker's sshd in the foreground after a delay,
+// as a worker pod that is still pulling its image would; it runs until the
+// test ends. The returned channel reports the start.
+func (f *sshFixture) startSSHDAfter(t *testing.T, delay time.Duration) <-chan error {
+	cmd := exec.Command(f.sshd, "-D", "-e", "-f", filepath.Join(f.dir, "sshd_config"))
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	started := make(chan error, 1)
+	go func() {
+		time.Sleep(delay)
+		started <- cmd.Start()
+	}()
+	t.Cleanup(func() {
+		if cmd.Process != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+		if t.Failed() {
+			t.Log("sshd:", log.String())
+		}
+	})
+	return started
+}
+
+// wait runs the script over a hostfile; the context only keeps a broken
+// script from hanging the test run.
+func (f *sshFixture) wait(t *testing.T, hostfile string, timeoutSeconds int) (stdout, stderr string, err error) {
+	path := filepath.Join(f.dir, "hostfile")
+	require.NoError(t, os.WriteFile(path, []byte(hostfile), 0o644))
+	script := strings.ReplaceAll(WaitForWorkers, ConfigDir+"/"+HostfileKey, path)
+	require.NotEqual(t, WaitForWorkers, script, "the script reads the hostfile from its mount")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", script)
+	cmd.Env = append(os.Environ(), f.env...)
+	cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", WaitTimeoutEnv, timeoutSeconds))
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
+}
+
+func TestWaitForWorkersWaitsForALateWorker(t *testing.T) {
+	f := newSSHFixture(t)
+	started := f.startSSHDAfter(t, 3*time.Second)
+	stdout, stderr, err := f.wait(t, Hostfile(OpenMPI, []Host{{"localhost", 1}, {"127.0.0.1", 1}}), 120)
+	require.NoError(t, <-started)
+	require.NoError(t, err, "stdout: %s\nstderr: %s", stdout, stderr)
+	assert.Contains(t, stdout, "trainfn: waiting for localhost")
+	assert.Contains(t, stdout, "trainfn: localhost accepts SSH")
+	assert.Contains(t, stdout, "trainfn: 127.0.0.1 accepts SSH")
+}
+
+func TestWaitForWorkersGivesUpWithTheReason(t *testing.T) {
+	f := newSSHFixture(t)
+	stdout, stderr, err := f.wait(t, Hostfile(Intel, []Host{{"localhost", 2}}), 3)
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "stdout: %s", stdout)
+	assert.Equal(t, 1, exit.ExitCode())
+	assert.Contains(t, stderr, "trainfn: worker localhost did not accept SSH within 3s:")
+	assert.Contains(t, stderr, "Connection refused", "the last ssh error says why")
+}
+
+func TestWaitForWorkersSkipsTheLauncher(t *testing.T) {
+	f := newSSHFixture(t)
+	self, err := os.ReadFile("/etc/hostname")
+	if err != nil {
+		self, err = exec.Command("hostname").Output()
+		require.NoError(t, err)
+	}
+	// No sshd runs: only the launcher's own line is in the hostfile, and the
+	// launcher does not SSH to itself.
+	launcher := strings.TrimSpace(string(self)) + ".job"
+	stdout, stderr, err := f.wait(t, Hostfile(OpenMPI, []Host{{launcher, 1}}), 3)
+	require.NoError(t, err, "stdout: %s\nstderr: %s", stdout, stderr)
+	assert.Empty(t, stdout)
+}

@@ -1,0 +1,63 @@
+// Package mpijob renders an MPIJob into native objects: a headless Service
+// that names every pod, a ConfigMap with the hostfile and the launcher's
+// scripts, an Indexed Job of workers running sshd, and a launcher Job whose
+// mpirun starts only once every worker accepts SSH.
+//
+// Every MPIJob API version is first read into Job, the one shape the
+// renderer knows.
+package mpijob
+
+import (
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/trainfn/trainfn/render/mpi"
+)
+
+// Job is what rendering needs to know of an MPIJob, whatever its version.
+type Job struct {
+	Name      string
+	Namespace string
+	// Labels and Annotations are the job's own, passed on to what it renders.
+	Labels      map[string]string
+	Annotations map[string]string
+
+	Implementation      mpi.Implementation
+	SlotsPerWorker      int32
+	RunLauncherAsWorker bool
+	SSHAuthMountPath    string
+
+	Launcher Replica
+	// Worker is nil for a job that runs on its launcher alone.
+	Worker *Replica
+
+	RunPolicy RunPolicy
+}
+
+// Replica is one kind of pod of the job.
+type Replica struct {
+	Replicas      int32
+	RestartPolicy string
+	// Template is the user's PodTemplateSpec; Path locates it in the spec.
+	Template *yaml.RNode
+	Path     *field.Path
+}
+
+// RunPolicy is what the Jobs enforce of the job's run policy.
+type RunPolicy struct {
+	BackoffLimit            *int32
+	ActiveDeadlineSeconds   *int64
+	TTLSecondsAfterFinished *int32
+	Suspend                 bool
+	// ManagedBy is the batch/v1 Job controller that runs the Jobs; empty
+	// for Kubernetes' own.
+	ManagedBy string
+}
+
+// workers is the number of worker pods.
+func (j *Job) workers() int {
+	if j.Worker == nil {
+		return 0
+	}
+	return int(j.Worker.Replicas)
+}

@@ -1,0 +1,146 @@
+package mpijob
+
+import (
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/trainfn/trainfn/render"
+	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/render/mpi"
+	"github.com/trainfn/trainfn/render/naming"
+	"github.com/trainfn/trainfn/render/pod"
+	"github.com/trainfn/trainfn/render/ynode"
+)
+
+// launcherJob runs mpirun once, on a pod whose hostname the hostfile and
+// Hydra's proxies know, after its init container has seen every worker
+// accept SSH.
+func launcherJob(job *Job) (*yaml.RNode, []render.Warning, field.ErrorList) {
+	t, warnings := podTemplate(job, &job.Launcher, labels.RoleLauncher)
+	t.Set("hostname", ynode.String(naming.Launcher(job.Name)))
+
+	main := t.Main()
+	main.AddEnv("K_MPI_JOB_ROLE", labels.RoleLauncher)
+	for _, e := range mpi.LauncherEnv(job.Implementation, job.SlotsPerWorker) {
+		main.AddEnv(e.Name, e.Value)
+	}
+	if !job.RunLauncherAsWorker {
+		// Keep the launcher off the node's GPUs when it does no work.
+		main.AddEnv("NVIDIA_VISIBLE_DEVICES", "")
+		main.AddEnv("NVIDIA_DRIVER_CAPABILITIES", "")
+	}
+
+	items := ynode.Seq(
+		ynode.Map("key", mpi.HostfileKey, "path", mpi.HostfileKey, "mode", ynode.FileMode(0o444)),
+		ynode.Map("key", mpi.DiscoverHostsKey, "path", mpi.DiscoverHostsKey, "mode", ynode.FileMode(0o555)),
+	)
+	var errs field.ErrorList
+	if job.workers() > 0 {
+		// Only remote hosts need SSH, and a start-up to wait for.
+		items.Content = append(items.Content,
+			ynode.Map("key", mpi.WaitForWorkersKey, "path", mpi.WaitForWorkersKey, "mode", ynode.FileMode(0o555)))
+		errs = appendErr(errs, mountSSH(job, t, main))
+	}
+	errs = appendErr(errs, main.AddVolumeMount(configVolume, mpi.ConfigDir, false))
+	errs = appendErr(errs, t.AddVolume(ynode.Map("name", configVolume, "configMap", ynode.Map(
+		"name", naming.ConfigMap(job.Name), "items", items))))
+	if job.workers() > 0 {
+		errs = appendErr(errs, t.AddInitContainer(waitForWorkers(job, main)))
+	}
+
+	return object(job, "batch/v1", "Job", naming.Launcher(job.Name), labels.Role(job.Name, labels.RoleLauncher),
+		"spec", jobSpec(job, "template", t.Node())), warnings, errs
+}
+
+// waitForWorkers is the launcher's last init container. It runs as the main
+// container does (same image, user, environment and resources), so the SSH
+// it checks is the SSH mpirun will use, and it adds nothing to what the pod
+// requests.
+func waitForWorkers(job *Job, main *pod.Container) *yaml.Node {
+	env := copyOf(main.Get("env"))
+	if env == nil {
+		env = ynode.Seq()
+	}
+	env.Content = append(env.Content,
+		ynode.Map("name", mpi.WaitTimeoutEnv, "value", strconv.Itoa(mpi.DefaultWaitTimeoutSeconds)))
+	c := ynode.Map(
+		"name", waitContainer,
+		"image", copyOf(main.Get("image")),
+		"imagePullPolicy", copyOf(main.Get("imagePullPolicy")),
+		"command", []string{"/bin/sh", mpi.ConfigDir + "/" + mpi.WaitForWorkersKey},
+		"env", env,
+		"envFrom", copyOf(main.Get("envFrom")),
+		"resources", copyOf(main.Get("resources")),
+		"securityContext", copyOf(main.Get("securityContext")),
+		"volumeMounts", ynode.Seq(
+			ynode.Map("name", sshVolume, "mountPath", job.SSHAuthMountPath),
+			ynode.Map("name", configVolume, "mountPath", mpi.ConfigDir),
+		),
+	)
+	return c
+}
+
+// workerJob runs one pod per worker as an Indexed Job: the Job controller
+// gives pod i the hostname <job>-worker-i and replaces it when it fails.
+func workerJob(job *Job) (*yaml.RNode, []render.Warning, field.ErrorList) {
+	t, warnings := podTemplate(job, job.Worker, labels.RoleWorker)
+	main := t.Main()
+	if main.Get("command") == nil && main.Get("args") == nil {
+		main.Set("command", ynode.Of([]string{"/usr/sbin/sshd", "-De"}))
+	}
+	main.AddEnv("K_MPI_JOB_ROLE", labels.RoleWorker)
+
+	var errs field.ErrorList
+	errs = appendErr(errs, mountSSH(job, t, main))
+
+	n := job.Worker.Replicas
+	return object(job, "batch/v1", "Job", naming.Workers(job.Name), labels.Role(job.Name, labels.RoleWorker),
+		"spec", jobSpec(job,
+			"completionMode", "Indexed",
+			"completions", n,
+			"parallelism", n,
+			"template", t.Node())), warnings, errs
+}
+
+// mountSSH mounts the job's SSH Secret at sshAuthMountPath: the private key
+// as id_rsa, the public key as id_rsa.pub and authorized_keys. The files are
+// root's own: readable by root alone when the pod runs as root (ssh refuses
+// a private key others can read), readable by all otherwise, which ssh and
+// sshd accept for a key that another user (root) owns.
+func mountSSH(job *Job, t *pod.Template, main *pod.Container) *field.Error {
+	root, known := t.RunsAsRoot()
+	if !known {
+		root = job.SSHAuthMountPath == "/root/.ssh"
+	}
+	mode := int32(0o644)
+	if root {
+		mode = 0o600
+	}
+	if err := t.AddVolume(ynode.Map("name", sshVolume, "secret", ynode.Map(
+		"secretName", naming.SSHSecret(job.Name),
+		"defaultMode", ynode.FileMode(mode),
+		"items", ynode.Seq(
+			ynode.Map("key", "ssh-privatekey", "path", "id_rsa"),
+			ynode.Map("key", "ssh-publickey", "path", "id_rsa.pub"),
+			ynode.Map("key", "ssh-publickey", "path", "authorized_keys"),
+		)))); err != nil {
+		return err
+	}
+	return main.AddVolumeMount(sshVolume, job.SSHAuthMountPath, false)
+}
+
+func copyOf(n *yaml.Node) *yaml.Node {
+	if n == nil {
+		return nil
+	}
+	return yaml.CopyYNode(n)
+}
+
+func appendErr(errs field.ErrorList, err *field.Error) field.ErrorList {
+	if err != nil {
+		return append(errs, err)
+	}
+	return errs
+}

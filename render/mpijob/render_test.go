@@ -1,0 +1,327 @@
+package mpijob
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/trainfn/trainfn/render/mpi"
+)
+
+// jobBuilder builds the renderer's input the way a test reads best.
+type jobBuilder struct{ job Job }
+
+func newJob(name string) *jobBuilder {
+	return &jobBuilder{job: Job{
+		Name:             name,
+		Implementation:   mpi.OpenMPI,
+		SlotsPerWorker:   1,
+		SSHAuthMountPath: "/root/.ssh",
+		Launcher:         replica(1, "OnFailure", "Launcher", `{spec: {containers: [{name: launcher, image: app:1, command: [mpirun]}]}}`),
+	}}
+}
+
+func replica(n int32, restart, role, template string) Replica {
+	return Replica{Replicas: n, RestartPolicy: restart, Template: yaml.MustParse(template),
+		Path: field.NewPath("spec", "mpiReplicaSpecs", role, "template")}
+}
+
+func (b *jobBuilder) implementation(i mpi.Implementation) *jobBuilder {
+	b.job.Implementation = i
+	return b
+}
+
+func (b *jobBuilder) slots(n int32) *jobBuilder {
+	b.job.SlotsPerWorker = n
+	return b
+}
+
+func (b *jobBuilder) launcherWorks() *jobBuilder {
+	b.job.RunLauncherAsWorker = true
+	return b
+}
+
+func (b *jobBuilder) workers(n int32) *jobBuilder {
+	r := replica(n, "Never", "Worker", `{spec: {containers: [{name: worker, image: app:1}]}}`)
+	b.job.Worker = &r
+	return b
+}
+
+func (b *jobBuilder) workerTemplate(template string) *jobBuilder {
+	b.job.Worker.Template = yaml.MustParse(template)
+	return b
+}
+
+func (b *jobBuilder) launcherTemplate(template string) *jobBuilder {
+	b.job.Launcher.Template = yaml.MustParse(template)
+	return b
+}
+
+func (b *jobBuilder) sshPath(p string) *jobBuilder {
+	b.job.SSHAuthMountPath = p
+	return b
+}
+
+func (b *jobBuilder) runPolicy(p RunPolicy) *jobBuilder {
+	b.job.RunPolicy = p
+	return b
+}
+
+func (b *jobBuilder) obj() *Job { return &b.job }
+
+// rendered is a render's output, read back into Kubernetes' own types.
+type rendered struct {
+	t       *testing.T
+	objects []*yaml.RNode
+}
+
+func renderJob(t *testing.T, job *Job) rendered {
+	t.Helper()
+	out, errs := Render(job)
+	require.Empty(t, errs)
+	return rendered{t: t, objects: out.Objects}
+}
+
+func (r rendered) find(kind, name string) *yaml.RNode {
+	for _, o := range r.objects {
+		if o.GetKind() == kind && o.GetName() == name {
+			return o
+		}
+	}
+	return nil
+}
+
+func decodeInto[T any](t *testing.T, n *yaml.RNode) *T {
+	t.Helper()
+	require.NotNil(t, n)
+	b, err := n.MarshalJSON()
+	require.NoError(t, err)
+	var out T
+	require.NoError(t, json.Unmarshal(b, &out))
+	return &out
+}
+
+func (r rendered) job(name string) *batchv1.Job {
+	return decodeInto[batchv1.Job](r.t, r.find("Job", name))
+}
+
+func (r rendered) configMap(name string) *corev1.ConfigMap {
+	return decodeInto[corev1.ConfigMap](r.t, r.find("ConfigMap", name))
+}
+
+func envOf(c corev1.Container) map[string]string {
+	m := map[string]string{}
+	for _, e := range c.Env {
+		m[e.Name] = e.Value
+	}
+	return m
+}
+
+func volume(spec corev1.PodSpec, name string) *corev1.Volume {
+	for i := range spec.Volumes {
+		if spec.Volumes[i].Name == name {
+			return &spec.Volumes[i]
+		}
+	}
+	return nil
+}
+
+func TestHostfiles(t *testing.T) {
+	lines := map[mpi.Implementation]string{mpi.OpenMPI: "%s slots=%d\n", mpi.Intel: "%s:%d\n", mpi.MPICH: "%s:%d\n"}
+	for _, impl := range []mpi.Implementation{mpi.OpenMPI, mpi.Intel, mpi.MPICH} {
+		for _, slots := range []int32{1, 8} {
+			for _, launcherWorks := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/slots=%d/runLauncherAsWorker=%v", impl, slots, launcherWorks), func(t *testing.T) {
+					b := newJob("pi").implementation(impl).slots(slots).workers(3)
+					var hosts []string
+					if launcherWorks {
+						b.launcherWorks()
+						hosts = append(hosts, "pi-launcher.pi")
+					}
+					hosts = append(hosts, "pi-worker-0.pi", "pi-worker-1.pi", "pi-worker-2.pi")
+					var hostfile, discover string
+					for _, h := range hosts {
+						hostfile += fmt.Sprintf(lines[impl], h, slots)
+						discover += fmt.Sprintf("echo %s:%d\n", h, slots)
+					}
+
+					cm := renderJob(t, b.obj()).configMap("pi-config")
+					assert.Equal(t, hostfile, cm.Data["hostfile"])
+					assert.Equal(t, "#!/bin/sh\n"+discover, cm.Data["discover_hosts.sh"])
+				})
+			}
+		}
+	}
+}
+
+func TestLauncherJob(t *testing.T) {
+	for _, launcherWorks := range []bool{false, true} {
+		t.Run(fmt.Sprintf("runLauncherAsWorker=%v", launcherWorks), func(t *testing.T) {
+			b := newJob("pi").implementation(mpi.Intel).slots(2).workers(2)
+			if launcherWorks {
+				b.launcherWorks()
+			}
+			r := renderJob(t, b.obj())
+			spec := r.job("pi-launcher").Spec.Template.Spec
+
+			assert.Equal(t, "pi-launcher", spec.Hostname)
+			assert.Equal(t, "pi", spec.Subdomain)
+			assert.Equal(t, corev1.RestartPolicyOnFailure, spec.RestartPolicy)
+
+			env := envOf(spec.Containers[0])
+			assert.Equal(t, "launcher", env["K_MPI_JOB_ROLE"])
+			assert.Equal(t, "/etc/mpi/hostfile", env["I_MPI_HYDRA_HOST_FILE"])
+			assert.Equal(t, "2", env["I_MPI_PERHOST"])
+			_, gpusHidden := env["NVIDIA_VISIBLE_DEVICES"]
+			assert.Equal(t, !launcherWorks, gpusHidden, "a launcher that does no work is kept off the GPUs")
+
+			require.Len(t, spec.InitContainers, 1)
+			wait := spec.InitContainers[0]
+			assert.Equal(t, "wait-for-workers", wait.Name)
+			assert.Equal(t, spec.Containers[0].Image, wait.Image)
+			assert.Equal(t, []string{"/bin/sh", "/etc/mpi/wait_for_workers.sh"}, wait.Command)
+			assert.Equal(t, "/etc/mpi/hostfile", envOf(wait)["I_MPI_HYDRA_HOST_FILE"], "the wait sees the ssh arguments mpirun gets")
+
+			config := volume(spec, "mpi-job-config")
+			require.NotNil(t, config)
+			assert.Equal(t, "pi-config", config.ConfigMap.Name)
+			assert.Contains(t, spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "mpi-job-config", MountPath: "/etc/mpi"})
+			assert.Contains(t, spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "ssh-auth", MountPath: "/root/.ssh"})
+
+			// Hydra's proxies dial the launcher back by its short name.
+			assert.NotNil(t, r.find("Service", "pi-launcher"))
+		})
+	}
+}
+
+func TestLauncherServiceOnlyForHydra(t *testing.T) {
+	for impl, want := range map[mpi.Implementation]bool{mpi.OpenMPI: false, mpi.Intel: true, mpi.MPICH: true} {
+		r := renderJob(t, newJob("pi").implementation(impl).workers(1).obj())
+		assert.Equal(t, want, r.find("Service", "pi-launcher") != nil, impl)
+		assert.NotNil(t, r.find("Service", "pi"), impl)
+	}
+}
+
+func TestWorkerJob(t *testing.T) {
+	r := renderJob(t, newJob("pi").workers(3).obj())
+	workers := r.job("pi-worker")
+	assert.Equal(t, ptr.To(batchv1.IndexedCompletion), workers.Spec.CompletionMode)
+	assert.Equal(t, ptr.To[int32](3), workers.Spec.Completions)
+	assert.Equal(t, ptr.To[int32](3), workers.Spec.Parallelism)
+
+	spec := workers.Spec.Template.Spec
+	assert.Equal(t, "pi", spec.Subdomain, "with the Indexed Job's hostname, pod i is pi-worker-i.pi")
+	assert.Equal(t, corev1.RestartPolicyNever, spec.RestartPolicy)
+	assert.Equal(t, []string{"/usr/sbin/sshd", "-De"}, spec.Containers[0].Command)
+	assert.Equal(t, "worker", envOf(spec.Containers[0])["K_MPI_JOB_ROLE"])
+	assert.Empty(t, spec.InitContainers)
+	assert.Equal(t, "pi-ssh", volume(spec, "ssh-auth").Secret.SecretName)
+
+	service := decodeInto[corev1.Service](t, r.find("Service", "pi"))
+	assert.Equal(t, corev1.ClusterIPNone, service.Spec.ClusterIP)
+	for k, v := range service.Spec.Selector {
+		assert.Equal(t, v, workers.Spec.Template.Labels[k], "the Service selects the workers")
+	}
+}
+
+func TestWorkerCommandKept(t *testing.T) {
+	for _, template := range []string{
+		`{spec: {containers: [{name: w, image: i, command: [/usr/sbin/sshd, -D, -p, "2222"]}]}}`,
+		`{spec: {containers: [{name: w, image: i, args: [-D]}]}}`,
+	} {
+		r := renderJob(t, newJob("pi").workers(1).workerTemplate(template).obj())
+		c := r.job("pi-worker").Spec.Template.Spec.Containers[0]
+		assert.NotEqual(t, []string{"/usr/sbin/sshd", "-De"}, c.Command, template)
+	}
+}
+
+func TestSSHKeyModes(t *testing.T) {
+	const rootOnly, everyone = 0o600, 0o644
+	tests := []struct {
+		name, path, launcher string
+		want                 int32
+	}{
+		{"root's home, user unknown", "/root/.ssh", `{spec: {containers: [{name: l, image: i}]}}`, rootOnly},
+		{"other home, user unknown", "/home/mpi/.ssh", `{spec: {containers: [{name: l, image: i}]}}`, everyone},
+		{"container runs as root", "/home/mpi/.ssh", `{spec: {containers: [{name: l, image: i, securityContext: {runAsUser: 0}}]}}`, rootOnly},
+		{"container runs as a user", "/root/.ssh", `{spec: {containers: [{name: l, image: i, securityContext: {runAsUser: 1000}}]}}`, everyone},
+		{"pod runs as a user", "/root/.ssh", `{spec: {securityContext: {runAsUser: 1000}, containers: [{name: l, image: i}]}}`, everyone},
+		{"container overrides the pod", "/root/.ssh", `{spec: {securityContext: {runAsUser: 1000}, containers: [{name: l, image: i, securityContext: {runAsUser: 0}}]}}`, rootOnly},
+		{"non-root required", "/root/.ssh", `{spec: {containers: [{name: l, image: i, securityContext: {runAsNonRoot: true}}]}}`, everyone},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := renderJob(t, newJob("pi").workers(1).sshPath(tt.path).launcherTemplate(tt.launcher).obj())
+			spec := r.job("pi-launcher").Spec.Template.Spec
+			assert.Equal(t, ptr.To(tt.want), volume(spec, "ssh-auth").Secret.DefaultMode)
+			assert.Contains(t, spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "ssh-auth", MountPath: tt.path})
+		})
+	}
+}
+
+func TestRunPolicyOnBothJobs(t *testing.T) {
+	policy := RunPolicy{
+		BackoffLimit:            ptr.To[int32](2),
+		ActiveDeadlineSeconds:   ptr.To[int64](3600),
+		TTLSecondsAfterFinished: ptr.To[int32](60),
+		Suspend:                 true,
+		ManagedBy:               "kueue.x-k8s.io/multikueue",
+	}
+	r := renderJob(t, newJob("pi").workers(2).runPolicy(policy).obj())
+	for _, name := range []string{"pi-launcher", "pi-worker"} {
+		spec := r.job(name).Spec
+		assert.Equal(t, policy.BackoffLimit, spec.BackoffLimit, name)
+		assert.Equal(t, policy.ActiveDeadlineSeconds, spec.ActiveDeadlineSeconds, name)
+		assert.Equal(t, policy.TTLSecondsAfterFinished, spec.TTLSecondsAfterFinished, name)
+		assert.Equal(t, ptr.To(true), spec.Suspend, name)
+		assert.Equal(t, ptr.To("kueue.x-k8s.io/multikueue"), spec.ManagedBy, name)
+	}
+
+	defaults := renderJob(t, newJob("pi").workers(2).obj()).job("pi-launcher").Spec
+	assert.Nil(t, defaults.Suspend, "an unsuspended job leaves the field to Kubernetes")
+	assert.Nil(t, defaults.ManagedBy, "Kubernetes' own Job controller runs the Jobs")
+}
+
+func TestLauncherAlone(t *testing.T) {
+	r := renderJob(t, newJob("solo").slots(4).launcherWorks().obj())
+	assert.Nil(t, r.find("Job", "solo-worker"))
+	spec := r.job("solo-launcher").Spec.Template.Spec
+	assert.Empty(t, spec.InitContainers, "nothing to wait for")
+	assert.Nil(t, volume(spec, "ssh-auth"), "no remote host, no SSH")
+	assert.Equal(t, "solo-launcher.solo slots=4\n", r.configMap("solo-config").Data["hostfile"])
+}
+
+func TestReservedNames(t *testing.T) {
+	tests := map[string]string{
+		"spec.mpiReplicaSpecs.Launcher.template.spec.volumes[0].name":                         `{spec: {containers: [{name: l, image: i}], volumes: [{name: mpi-job-config, emptyDir: {}}]}}`,
+		"spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].volumeMounts[0].mountPath": `{spec: {containers: [{name: l, image: i, volumeMounts: [{name: v, mountPath: /root/.ssh}]}]}}`,
+		"spec.mpiReplicaSpecs.Launcher.template.spec.containers[1].name":                      `{spec: {containers: [{name: l, image: i}, {name: wait-for-workers, image: i}]}}`,
+	}
+	for path, template := range tests {
+		_, errs := Render(newJob("pi").workers(1).launcherTemplate(template).obj())
+		require.Len(t, errs, 1, path)
+		assert.Equal(t, field.ErrorTypeDuplicate, errs[0].Type)
+		assert.Equal(t, path, errs[0].Field)
+	}
+}
+
+func TestUserEnvWins(t *testing.T) {
+	r := renderJob(t, newJob("pi").workers(1).launcherTemplate(
+		`{spec: {containers: [{name: l, image: i, env: [{name: OMPI_MCA_plm_rsh_args, value: "-p 2222"}]}]}}`).obj())
+	c := r.job("pi-launcher").Spec.Template.Spec.Containers[0]
+	var values []string
+	for _, e := range c.Env {
+		if e.Name == "OMPI_MCA_plm_rsh_args" {
+			values = append(values, e.Value)
+		}
+	}
+	assert.Equal(t, []string{"-p 2222"}, values)
+}

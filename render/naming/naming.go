@@ -1,0 +1,34 @@
+// Package naming derives the names of rendered objects from a job's name.
+// They are the names the operators use, so that scripts, dashboards and
+// `kubectl logs job/<job>-launcher` keep working.
+package naming
+
+import "strconv"
+
+// Service is the headless Service that gives every pod of the job a DNS name.
+func Service(job string) string { return job }
+
+// ConfigMap holds the hostfile and the launcher's scripts.
+func ConfigMap(job string) string { return job + "-config" }
+
+// SSHSecret is the Secret with the job's SSH key, supplied by the user.
+func SSHSecret(job string) string { return job + "-ssh" }
+
+// Launcher is the launcher's Job, and its pod's hostname.
+func Launcher(job string) string { return job + "-launcher" }
+
+// Workers is the Indexed Job that runs the workers.
+func Workers(job string) string { return job + "-worker" }
+
+// WorkerHostname is the hostname of worker i; an Indexed Job names its pods'
+// hosts <job name>-<index>.
+func WorkerHostname(job string, i int) string { return Workers(job) + "-" + strconv.Itoa(i) }
+
+// Host is how other pods of the job reach a pod: its hostname under the job's
+// headless Service. It holds neither namespace nor cluster domain, which the
+// pods' DNS search path supplies, so output applies to any namespace.
+func Host(job, hostname string) string { return hostname + "." + Service(job) }
+
+// MaxLabelLength is the longest DNS label Kubernetes accepts; Services,
+// hostnames and label values are DNS labels.
+const MaxLabelLength = 63

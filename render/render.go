@@ -1,0 +1,47 @@
+// Package render expands validated job specs into the native Kubernetes
+// objects that run them. Rendering is pure: no clock, no randomness, no
+// network, so the same spec always gives the same bytes. Each job kind has
+// a package of its own; this one holds what they share.
+package render
+
+import (
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Output is what rendering one job spec produces.
+type Output struct {
+	Objects  []*yaml.RNode
+	Warnings []Warning
+}
+
+// Warning is something a user should know about a spec that still renders.
+type Warning struct {
+	Field   *field.Path
+	Message string
+}
+
+// managementPrefixes mark annotations that belong to the tools moving a
+// document around (kustomize, kpt, kubectl), not to the job.
+var managementPrefixes = []string{
+	"config.kubernetes.io/",
+	"internal.config.kubernetes.io/",
+	"config.k8s.io/",
+	"kustomize.config.k8s.io/",
+	"kubectl.kubernetes.io/",
+}
+
+// InheritedAnnotations are the job's annotations its rendered objects carry:
+// all but those of the tools that handled the job's document.
+func InheritedAnnotations(annotations map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range annotations {
+		if !slices.ContainsFunc(managementPrefixes, func(p string) bool { return strings.HasPrefix(k, p) }) {
+			out[k] = v
+		}
+	}
+	return out
+}

@@ -1,0 +1,130 @@
+// Package ynode builds YAML nodes whose fields keep the order they are
+// written in, so that rendered objects read like hand-written manifests and
+// come out byte-identical on every run.
+package ynode
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Map builds a mapping from key, value pairs. A nil pointer value leaves its
+// key out, so optional fields can be passed as they are.
+func Map(pairs ...any) *yaml.Node {
+	if len(pairs)%2 != 0 {
+		panic("ynode.Map needs key, value pairs")
+	}
+	m := &yaml.Node{Kind: yaml.MappingNode}
+	for i := 0; i < len(pairs); i += 2 {
+		key, ok := pairs[i].(string)
+		if !ok {
+			panic(fmt.Sprintf("ynode.Map key %v is not a string", pairs[i]))
+		}
+		if v := Of(pairs[i+1]); v != nil {
+			m.Content = append(m.Content, String(key), v)
+		}
+	}
+	return m
+}
+
+// StringMap builds a mapping of strings in key order.
+func StringMap(m map[string]string) *yaml.Node {
+	n := &yaml.Node{Kind: yaml.MappingNode}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		n.Content = append(n.Content, String(k), String(m[k]))
+	}
+	return n
+}
+
+// Seq builds a sequence of the given values.
+func Seq(values ...any) *yaml.Node {
+	s := &yaml.Node{Kind: yaml.SequenceNode}
+	for _, v := range values {
+		if n := Of(v); n != nil {
+			s.Content = append(s.Content, n)
+		}
+	}
+	return s
+}
+
+// Of converts a Go value to a node; nil for a nil pointer.
+func Of(v any) *yaml.Node {
+	switch t := v.(type) {
+	case nil:
+		return nil
+	case *yaml.Node:
+		return t
+	case *yaml.RNode:
+		if t == nil {
+			return nil
+		}
+		return t.YNode()
+	case string:
+		return String(t)
+	case *string:
+		if t == nil {
+			return nil
+		}
+		return String(*t)
+	case bool:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagBool, Value: strconv.FormatBool(t)}
+	case *bool:
+		if t == nil {
+			return nil
+		}
+		return Of(*t)
+	case int:
+		return Int(int64(t))
+	case int32:
+		return Int(int64(t))
+	case int64:
+		return Int(t)
+	case *int32:
+		if t == nil {
+			return nil
+		}
+		return Int(int64(*t))
+	case *int64:
+		if t == nil {
+			return nil
+		}
+		return Int(*t)
+	case []string:
+		s := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, e := range t {
+			s.Content = append(s.Content, String(e))
+		}
+		return s
+	}
+	panic(fmt.Sprintf("ynode: cannot build a node from %T", v))
+}
+
+// String is a string scalar; the encoder quotes it where YAML would read it
+// as something else ("true", "1", "").
+func String(s string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: s}
+}
+
+// Int is an integer scalar.
+func Int(i int64) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagInt, Value: strconv.FormatInt(i, 10)}
+}
+
+// FileMode is a file mode as Kubernetes reads it (a decimal integer), with
+// the octal form as a comment for people.
+func FileMode(mode int32) *yaml.Node {
+	n := Int(int64(mode))
+	n.LineComment = fmt.Sprintf("0%o", mode)
+	return n
+}
+
+// Text is a multi-line string written as a literal block.
+func Text(s string) *yaml.Node {
+	n := String(s)
+	n.Style = yaml.LiteralStyle
+	return n
+}

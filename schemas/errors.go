@@ -1,0 +1,241 @@
+package schemas
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"cuelang.org/go/cue"
+	cueerrors "cuelang.org/go/cue/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// explain turns what CUE reports into problems a user can act on: the field
+// path, the value found, and the rule in words. Rules written in the schemas
+// with error("...") are passed through; CUE's own messages (conflicts,
+// bounds, closed structs) are reworded here once for every schema.
+func explain(err error, def, data cue.Value, doc *yaml.RNode) Problems {
+	var conflicts []conflict
+	var validators Problems
+	seen := map[string]bool{}
+	var out Problems
+	add := func(p Problem) {
+		key := p.Err.Error()
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, p)
+		}
+	}
+
+	for _, e := range cueerrors.Errors(err) {
+		labels := cueLabels(e.Path())
+		if hidden(labels) {
+			continue
+		}
+		path, line, col := locate(doc.YNode(), labels)
+		at := func(fe *field.Error) Problem { return Problem{Err: fe, Line: line, Column: col} }
+		format, args := e.Msg()
+		found := valueAt(data, labels)
+		switch {
+		case format == "%d errors in empty disjunction:" || strings.HasPrefix(format, "invalid interpolation"):
+			// Summaries and echoes of errors reported on their own.
+		case format == "field not allowed":
+			// Reported, with suggestions, by unknownFields.
+		case format == "field is required but not present" || strings.HasPrefix(format, "incomplete value"):
+			add(at(field.Required(path, "")))
+		case strings.HasPrefix(format, "conflicting values"):
+			conflicts = append(conflicts, conflict{path: path, line: line, col: col, found: found, args: args})
+		case format == "invalid value %v (out of bound %s)" && len(args) == 2:
+			add(at(field.Invalid(path, found, boundRule(fmt.Sprint(args[1])))))
+		case format == "invalid value %s (does not satisfy %s)" && len(args) == 2:
+			validators = append(validators, at(field.Invalid(path, found, validatorRule(fmt.Sprint(args[1])))))
+		case format == "incompatible list lengths (%d and %d)" && len(args) == 2:
+			add(at(field.Invalid(path, found, listLengthRule(args[0], args[1]))))
+		default:
+			// A rule the schema words itself. When its message refers to a
+			// value that could not be computed, another error caused it.
+			if !allStrings(args) {
+				continue
+			}
+			add(at(field.Invalid(path, found, fmt.Sprintf(format, args...))))
+		}
+	}
+	// A value outside a bound also conflicts with the default it was not;
+	// the bound is the rule to report.
+	explained := map[string]bool{}
+	for _, p := range out {
+		explained[p.Err.Field] = true
+	}
+	for _, p := range explainConflicts(conflicts) {
+		if !explained[p.Err.Field] {
+			explained[p.Err.Field] = true
+			add(p)
+		}
+	}
+	// A failed disjunction also fails the validator that chose among its
+	// branches (matchN for int-or-string); the conflict says it better.
+	for _, p := range validators {
+		if !explained[p.Err.Field] {
+			add(p)
+		}
+	}
+	// CUE leaves out unknown and missing fields of a struct that has other
+	// errors, so they are looked for separately, against the schema alone.
+	for _, p := range structuralProblems(def, doc.YNode(), doc.YNode(), nil) {
+		add(p)
+	}
+	if len(out) == 0 {
+		// Never accept a document CUE rejected, even if no rule above
+		// could word the reason.
+		add(Problem{Err: field.Invalid(nil, nil, err.Error())})
+	}
+	out.sort()
+	return out
+}
+
+// conflict is one "conflicting values" error; several at one path are one
+// problem: a value outside an enumeration, or a value of the wrong type.
+type conflict struct {
+	path      *field.Path
+	line, col int
+	found     any
+	args      []any
+}
+
+func explainConflicts(all []conflict) Problems {
+	var order []string
+	byPath := map[string][]conflict{}
+	for _, c := range all {
+		k := c.path.String()
+		if _, ok := byPath[k]; !ok {
+			order = append(order, k)
+		}
+		byPath[k] = append(byPath[k], c)
+	}
+	var out Problems
+	for _, k := range order {
+		cs := byPath[k]
+		first := cs[0]
+		foundText := cueText(first.found)
+		var literals, wantKinds []string
+		for _, c := range cs {
+			if len(c.args) < 2 {
+				continue
+			}
+			a, b := fmt.Sprint(c.args[0]), fmt.Sprint(c.args[1])
+			want, wantIdx := b, 1
+			if b == foundText {
+				want, wantIdx = a, 0
+			}
+			if isLiteral(want) {
+				literals = append(literals, want)
+			}
+			// "(mismatched types %s and %s)" adds the two kinds.
+			if len(c.args) == 4 {
+				if k := kindPhrase(fmt.Sprint(c.args[2+wantIdx])); !slices.Contains(wantKinds, k) {
+					wantKinds = append(wantKinds, k)
+				}
+			}
+		}
+		var fe *field.Error
+		switch {
+		case len(literals) > 1 && len(wantKinds) == 0:
+			fe = field.NotSupported(first.path, first.found, unquoteAll(literals))
+		case len(wantKinds) > 0:
+			fe = field.Invalid(first.path, first.found, "must be "+strings.Join(wantKinds, " or "))
+		case len(literals) == 1:
+			fe = field.Invalid(first.path, first.found, "must be "+literals[0])
+		default:
+			fe = field.Invalid(first.path, first.found, "conflicts with the schema")
+		}
+		out = append(out, Problem{Err: fe, Line: first.line, Column: first.col})
+	}
+	return out
+}
+
+// structuralProblems walks the document beside the schema and reports every
+// mapping key the schema does not allow (with the closest allowed name) and
+// every required field that is missing.
+func structuralProblems(schema cue.Value, root, node *yaml.Node, path []string) Problems {
+	var out Problems
+	switch node.Kind {
+	case yaml.MappingNode:
+		present := map[string]bool{}
+		for i := 0; i+1 < len(node.Content); i += 2 {
+			key, value := node.Content[i], node.Content[i+1]
+			present[key.Value] = true
+			sub := append(path[:len(path):len(path)], key.Value)
+			if fieldSchema, ok := lookupField(schema, key.Value); ok {
+				out = append(out, structuralProblems(fieldSchema, root, value, sub)...)
+				continue
+			}
+			if schema.Allows(cue.Str(key.Value)) {
+				continue
+			}
+			detail := "unknown field"
+			if near := nearest(key.Value, fieldNames(schema)); near != "" {
+				detail += fmt.Sprintf(" (did you mean %q?)", near)
+			}
+			p, _, _ := locate(root, sub)
+			out = append(out, Problem{Err: field.Forbidden(p, detail), Line: key.Line, Column: key.Column})
+		}
+		for _, name := range requiredFields(schema) {
+			if !present[name] {
+				p, line, col := locate(root, append(path[:len(path):len(path)], name))
+				out = append(out, Problem{Err: field.Required(p, ""), Line: line, Column: col})
+			}
+		}
+	case yaml.SequenceNode:
+		elem := schema.LookupPath(cue.MakePath(cue.AnyIndex))
+		if !elem.Exists() {
+			return nil
+		}
+		for i, item := range node.Content {
+			out = append(out, structuralProblems(elem, root, item, append(path[:len(path):len(path)], strconv.Itoa(i)))...)
+		}
+	}
+	return out
+}
+
+// lookupField finds the schema of a field whether it is declared regular,
+// optional or required, or matched by a pattern such as map keys.
+func lookupField(schema cue.Value, name string) (cue.Value, bool) {
+	sel := cue.Str(name)
+	for _, s := range []cue.Selector{sel, sel.Optional(), sel.Required()} {
+		if v := schema.LookupPath(cue.MakePath(s)); v.Exists() {
+			return v, true
+		}
+	}
+	if v := schema.LookupPath(cue.MakePath(cue.AnyString)); v.Exists() {
+		return v, true
+	}
+	return cue.Value{}, false
+}
+
+func requiredFields(schema cue.Value) []string {
+	it, err := schema.Fields(cue.Optional(true))
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for it.Next() {
+		if it.Selector().ConstraintType() == cue.RequiredConstraint {
+			names = append(names, it.Selector().Unquoted())
+		}
+	}
+	return names
+}
+
+func fieldNames(schema cue.Value) []string {
+	it, err := schema.Fields(cue.Optional(true))
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for it.Next() {
+		names = append(names, it.Selector().Unquoted())
+	}
+	return names
+}

@@ -1,0 +1,140 @@
+package schemas
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Problem is one rule a document breaks: a field error in the vocabulary
+// users know from kubectl, and where the field sits in the document.
+type Problem struct {
+	Err *field.Error
+	// Line and Column locate the field (or, when it is missing, its closest
+	// present parent) in the parsed document; 0 when unknown.
+	Line, Column int
+}
+
+func (p Problem) Error() string { return p.Err.Error() }
+
+// Problems are sorted by position, then by field path.
+type Problems []Problem
+
+func (ps Problems) sort() {
+	sort.SliceStable(ps, func(i, j int) bool {
+		a, b := ps[i], ps[j]
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		if a.Column != b.Column {
+			return a.Column < b.Column
+		}
+		return a.Err.Error() < b.Err.Error()
+	})
+}
+
+// documentProblem reports what is wrong with a document as a whole.
+func documentProblem(doc *yaml.RNode, err error) Problem {
+	p := Problem{Err: field.Invalid(nil, nil, err.Error())}
+	if doc != nil {
+		p.Line, p.Column = doc.YNode().Line, doc.YNode().Column
+	}
+	return p
+}
+
+// locate turns a path of CUE labels into a field path and finds the field in
+// the document. Whether a label is a list index is read off the document, so
+// "0" in a list and "0" as a map key are told apart.
+func locate(doc *yaml.Node, labels []string) (*field.Path, int, int) {
+	var path *field.Path
+	node := doc
+	line, col := doc.Line, doc.Column
+	for i, label := range labels {
+		var next *yaml.Node
+		switch {
+		case node == nil:
+		case node.Kind == yaml.MappingNode:
+			for j := 0; j+1 < len(node.Content); j += 2 {
+				if node.Content[j].Value == label {
+					next = node.Content[j+1]
+					line, col = node.Content[j].Line, node.Content[j].Column
+					break
+				}
+			}
+		case node.Kind == yaml.SequenceNode:
+			var index int
+			if _, err := fmt.Sscanf(label, "%d", &index); err == nil && index >= 0 && index < len(node.Content) {
+				next = node.Content[index]
+				line, col = next.Line, next.Column
+				path = path.Index(index)
+				node = next
+				continue
+			}
+		}
+		path = child(path, label)
+		node = next
+		if node == nil {
+			// Missing from the document: name the rest of the path, point at
+			// the closest parent that is there.
+			for _, rest := range labels[i+1:] {
+				path = child(path, rest)
+			}
+			break
+		}
+	}
+	return path, line, col
+}
+
+func child(p *field.Path, label string) *field.Path {
+	if p == nil {
+		return field.NewPath(label)
+	}
+	return p.Child(label)
+}
+
+// Position finds a field, given by a field path such as
+// "spec.template.spec.containers[0].name", in a document; for a field that is
+// not there, its closest present parent. 0, 0 when the document is nil.
+func Position(doc *yaml.RNode, path string) (line, column int) {
+	if doc == nil {
+		return 0, 0
+	}
+	_, line, column = locate(doc.YNode(), splitFieldPath(path))
+	return line, column
+}
+
+// splitFieldPath is the inverse of field.Path's String: dots separate
+// fields, brackets hold indexes and map keys (which may contain dots).
+func splitFieldPath(path string) []string {
+	var labels []string
+	var cur strings.Builder
+	flush := func() {
+		if cur.Len() > 0 {
+			labels = append(labels, cur.String())
+			cur.Reset()
+		}
+	}
+	for i := 0; i < len(path); i++ {
+		switch c := path[i]; c {
+		case '.':
+			flush()
+		case '[':
+			flush()
+			end := strings.IndexByte(path[i:], ']')
+			if end < 0 {
+				cur.WriteString(path[i:])
+				i = len(path)
+				continue
+			}
+			labels = append(labels, path[i+1:i+end])
+			i += end
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	flush()
+	return labels
+}

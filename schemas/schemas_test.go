@@ -1,0 +1,140 @@
+package schemas
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+func TestEverySchemaCompiles(t *testing.T) {
+	c, err := compiled()
+	require.NoError(t, err)
+	for kind := range definitions {
+		def, ok := c.defs[kind]
+		require.True(t, ok, kind)
+		require.NoError(t, def.Err(), kind)
+	}
+}
+
+const minimal = `
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: pi
+spec:
+  mpiReplicaSpecs:
+    Launcher:
+      template:
+        spec:
+          containers:
+          - name: launcher
+            image: app:1
+            command:
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - name: worker
+            image: app:1
+`
+
+func TestMPIJobDefaults(t *testing.T) {
+	v, problems := Validate(yaml.MustParse(minimal))
+	require.Empty(t, problems)
+
+	var spec map[string]any
+	require.NoError(t, v.Decode("spec", &spec))
+	assert.EqualValues(t, 1, spec["slotsPerWorker"])
+	assert.Equal(t, false, spec["runLauncherAsWorker"])
+	assert.Equal(t, "/root/.ssh", spec["sshAuthMountPath"])
+	assert.Equal(t, "AtStartup", spec["launcherCreationPolicy"])
+	assert.Equal(t, "OpenMPI", spec["mpiImplementation"])
+	assert.Equal(t, map[string]any{"cleanPodPolicy": "None", "suspend": false}, spec["runPolicy"])
+
+	replicas := spec["mpiReplicaSpecs"].(map[string]any)
+	launcher, worker := replicas["Launcher"].(map[string]any), replicas["Worker"].(map[string]any)
+	assert.EqualValues(t, 1, launcher["replicas"])
+	assert.Equal(t, "OnFailure", launcher["restartPolicy"])
+	assert.EqualValues(t, 2, worker["replicas"])
+	assert.Equal(t, "Never", worker["restartPolicy"])
+}
+
+func TestNullMeansUnset(t *testing.T) {
+	v, problems := Validate(yaml.MustParse(minimal))
+	require.Empty(t, problems)
+	container, err := v.Doc.Pipe(yaml.Lookup("spec", "mpiReplicaSpecs", "Launcher", "template", "spec", "containers", "[name=launcher]"))
+	require.NoError(t, err)
+	assert.Nil(t, container.Field("command"), "`command:` without a value is no command, as Kubernetes reads it")
+}
+
+func TestValidateLeavesTheDocumentAlone(t *testing.T) {
+	doc := yaml.MustParse(minimal)
+	before := doc.MustString()
+	_, problems := Validate(doc)
+	require.Empty(t, problems)
+	assert.Equal(t, before, doc.MustString())
+}
+
+func TestProblemsPointAtTheField(t *testing.T) {
+	doc := yaml.MustParse(`apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: pi
+spec:
+  slotsPerWorker: -1
+  mpiReplicaSpecs:
+    Launcher:
+      template:
+        spec:
+          containers:
+          - name: launcher
+            image: app:1
+            imagePullPolicy: 3
+`)
+	_, problems := Validate(doc)
+	require.Len(t, problems, 2)
+	assert.Equal(t, "spec.slotsPerWorker", problems[0].Err.Field)
+	assert.Equal(t, [2]int{6, 3}, [2]int{problems[0].Line, problems[0].Column})
+	assert.Equal(t, "spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].imagePullPolicy", problems[1].Err.Field)
+	assert.Equal(t, [2]int{14, 13}, [2]int{problems[1].Line, problems[1].Column})
+}
+
+func TestPosition(t *testing.T) {
+	doc := yaml.MustParse(`metadata:
+  labels:
+    app.kubernetes.io/name: x
+spec:
+  items:
+  - a: 1
+  - b: 2
+`)
+	tests := map[string][2]int{
+		"metadata.labels[app.kubernetes.io/name]": {3, 5},
+		"spec.items[1].b":                         {7, 5},
+		"spec.items[1].missing.deeper":            {7, 5},
+		"spec.absent":                             {4, 1},
+		"":                                        {1, 1},
+	}
+	for path, want := range tests {
+		line, col := Position(doc, path)
+		assert.Equal(t, want, [2]int{line, col}, path)
+	}
+}
+
+func TestNearest(t *testing.T) {
+	fields := []string{"slotsPerWorker", "runLauncherAsWorker", "sshAuthMountPath", "mpiReplicaSpecs"}
+	assert.Equal(t, "slotsPerWorker", nearest("slotPerWorker", fields))
+	assert.Equal(t, "slotsPerWorker", nearest("slotsperworker", fields))
+	assert.Equal(t, "mpiReplicaSpecs", nearest("mpiReplicaSpec", fields))
+	assert.Equal(t, "", nearest("image", fields), "nothing close: no suggestion")
+}
+
+func TestBoundRule(t *testing.T) {
+	assert.Equal(t, "must be greater than or equal to 0", boundRule(">=0"))
+	assert.Equal(t, "must be less than 5", boundRule("<5"))
+	assert.Equal(t, "must fit in a 32-bit integer", boundRule("<=2147483647"))
+	assert.Equal(t, "must fit in a 64-bit integer", boundRule(">=-9223372036854775808"))
+}

@@ -1,0 +1,84 @@
+package schemas
+
+import (
+	"fmt"
+
+	"cuelang.org/go/cue"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Validated is a job spec its schema accepts.
+type Validated struct {
+	Kind Kind
+	// Doc is the document as written, without null fields: Kubernetes reads
+	// `command:` with no value as no command, and so does every later phase.
+	Doc *yaml.RNode
+	// Value is the document with the schema's defaults filled in.
+	Value cue.Value
+}
+
+// Decode fills a Go value from the defaulted document at path ("" for all of
+// it), the way encoding/json would.
+func (v *Validated) Decode(path string, into any) error {
+	at := v.Value
+	if path != "" {
+		at = v.Value.LookupPath(cue.ParsePath(path))
+	}
+	return at.Decode(into)
+}
+
+// Validate checks a document of a known kind against its schema. Problems
+// carry field paths and positions in doc; doc itself is left unchanged.
+func Validate(doc *yaml.RNode) (*Validated, Problems) {
+	meta, err := doc.GetMeta()
+	if err != nil {
+		return nil, Problems{documentProblem(doc, err)}
+	}
+	kind := Kind{APIVersion: meta.APIVersion, Kind: meta.Kind}
+	c, err := compiled()
+	if err != nil {
+		// The schemas are embedded and tested; failing here is a build bug.
+		panic(err)
+	}
+	def, ok := c.defs[kind]
+	if !ok {
+		return nil, Problems{documentProblem(doc, fmt.Errorf("trainfn has no schema for %s", kind))}
+	}
+
+	clean := doc.Copy()
+	dropNulls(clean.YNode())
+	var plain any
+	if err := clean.YNode().Decode(&plain); err != nil {
+		return nil, Problems{documentProblem(doc, err)}
+	}
+	data := c.ctx.Encode(plain)
+	if data.Err() != nil {
+		return nil, Problems{documentProblem(doc, data.Err())}
+	}
+	unified := def.Unify(data)
+	if err := unified.Validate(cue.Concrete(true), cue.All()); err != nil {
+		return nil, explain(err, def, data, clean)
+	}
+	return &Validated{Kind: kind, Doc: clean, Value: unified}, nil
+}
+
+// dropNulls removes mapping entries whose value is null, recursively.
+func dropNulls(n *yaml.Node) {
+	switch n.Kind {
+	case yaml.DocumentNode, yaml.SequenceNode:
+		for _, c := range n.Content {
+			dropNulls(c)
+		}
+	case yaml.MappingNode:
+		kept := n.Content[:0]
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if v.Kind == yaml.ScalarNode && v.Tag == yaml.NodeTagNull {
+				continue
+			}
+			dropNulls(v)
+			kept = append(kept, k, v)
+		}
+		n.Content = kept
+	}
+}

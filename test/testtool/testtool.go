@@ -1,0 +1,49 @@
+// Package testtool finds the external programs tests run for real
+// (kustomize, ssh, sshd, ...), as hack/tools.sh installs them.
+package testtool
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// RequireEnv, when set (the Makefile sets it), turns a missing tool into a
+// test failure; a bare `go test` skips the test instead.
+const RequireEnv = "TRAINFN_REQUIRE_TOOLS"
+
+// Find returns the path of a tool: the one built under the repository's
+// .cache/bin, else the one on PATH, else a few system directories (sshd
+// lives in /usr/sbin, which is not on every user's PATH).
+func Find(t testing.TB, name string) string {
+	t.Helper()
+	if p := filepath.Join(repoRoot(), ".cache", "bin", name); isExecutable(p) {
+		return p
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	for _, dir := range []string{"/usr/sbin", "/sbin"} {
+		if p := filepath.Join(dir, name); isExecutable(p) {
+			return p
+		}
+	}
+	if os.Getenv(RequireEnv) != "" {
+		t.Fatalf("%s is not installed: run make tools", name)
+	}
+	t.Skipf("%s is not installed: run make tools (make test does)", name)
+	return ""
+}
+
+func isExecutable(p string) bool {
+	info, err := os.Stat(p)
+	return err == nil && !info.IsDir() && info.Mode()&0o111 != 0
+}
+
+// repoRoot is the repository this file is in.
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
