@@ -37,7 +37,7 @@ func explain(err error, def, data cue.Value, doc *yaml.RNode) Problems {
 		path, line, col := locate(doc.YNode(), labels)
 		at := func(fe *field.Error) Problem { return Problem{Err: fe, Line: line, Column: col} }
 		format, args := e.Msg()
-		found := valueAt(data, labels)
+		found, foundKind := valueAt(data, labels)
 		switch {
 		case format == "%d errors in empty disjunction:" || strings.HasPrefix(format, "invalid interpolation"):
 			// Summaries and echoes of errors reported on their own.
@@ -46,7 +46,7 @@ func explain(err error, def, data cue.Value, doc *yaml.RNode) Problems {
 		case format == "field is required but not present" || strings.HasPrefix(format, "incomplete value"):
 			add(at(field.Required(path, "")))
 		case strings.HasPrefix(format, "conflicting values"):
-			conflicts = append(conflicts, conflict{path: path, line: line, col: col, found: found, args: args})
+			conflicts = append(conflicts, conflict{path: path, line: line, col: col, found: found, foundKind: foundKind, args: args})
 		case format == "invalid value %v (out of bound %s)" && len(args) == 2:
 			add(at(field.Invalid(path, found, boundRule(fmt.Sprint(args[1])))))
 		case format == "invalid value %s (does not satisfy %s)" && len(args) == 2:
@@ -101,6 +101,7 @@ type conflict struct {
 	path      *field.Path
 	line, col int
 	found     any
+	foundKind string
 	args      []any
 }
 
@@ -124,19 +125,25 @@ func explainConflicts(all []conflict) Problems {
 			if len(c.args) < 2 {
 				continue
 			}
+			// One side is the document's value, the other the schema's.
+			// "(mismatched types %s and %s)" adds their kinds, which tell
+			// them apart; otherwise the values do.
 			a, b := fmt.Sprint(c.args[0]), fmt.Sprint(c.args[1])
 			want, wantIdx := b, 1
-			if b == foundText {
-				want, wantIdx = a, 0
-			}
-			if isLiteral(want) {
-				literals = append(literals, want)
-			}
-			// "(mismatched types %s and %s)" adds the two kinds.
 			if len(c.args) == 4 {
+				if fmt.Sprint(c.args[3]) == c.foundKind {
+					want, wantIdx = a, 0
+				}
 				if k := kindPhrase(fmt.Sprint(c.args[2+wantIdx])); !slices.Contains(wantKinds, k) {
 					wantKinds = append(wantKinds, k)
 				}
+				continue
+			}
+			if b == foundText {
+				want = a
+			}
+			if isLiteral(want) {
+				literals = append(literals, want)
 			}
 		}
 		var fe *field.Error

@@ -10,8 +10,9 @@ import (
 // Validated is a job spec its schema accepts.
 type Validated struct {
 	Kind Kind
-	// Doc is the document as written, without null fields: Kubernetes reads
-	// `command:` with no value as no command, and so does every later phase.
+	// Doc is the document as written, without null fields (Kubernetes reads
+	// `command:` with no value as no command, and so does every later phase)
+	// and with YAML aliases replaced by what they stand for.
 	Doc *yaml.RNode
 	// Value is the document with the schema's defaults filled in.
 	Value cue.Value
@@ -49,6 +50,12 @@ func Validate(doc *yaml.RNode) (*Validated, Problems) {
 	dropNulls(clean.YNode())
 	var plain any
 	if err := clean.YNode().Decode(&plain); err != nil {
+		return nil, Problems{documentProblem(doc, err)}
+	}
+	// Later phases edit the document, which must not reach through an alias
+	// into another part of it. The decoder above has refused documents
+	// whose aliases expand beyond reason, so expanding them here is bounded.
+	if err := clean.DeAnchor(); err != nil {
 		return nil, Problems{documentProblem(doc, err)}
 	}
 	data := c.ctx.Encode(plain)

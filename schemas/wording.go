@@ -39,8 +39,9 @@ func hidden(labels []string) bool {
 }
 
 // valueAt returns the document's value at a path as plain Go data, for
-// quoting in messages; nil when the path is not in the document.
-func valueAt(data cue.Value, labels []string) any {
+// quoting in messages, and its CUE kind; nil and "" when the path is not in
+// the document.
+func valueAt(data cue.Value, labels []string) (any, string) {
 	v := data
 	for _, l := range labels {
 		var next cue.Value
@@ -50,15 +51,15 @@ func valueAt(data cue.Value, labels []string) any {
 			next = v.LookupPath(cue.MakePath(cue.Str(l)))
 		}
 		if !next.Exists() {
-			return nil
+			return nil, ""
 		}
 		v = next
 	}
 	var out any
 	if err := v.Decode(&out); err != nil {
-		return nil
+		return nil, ""
 	}
-	return out
+	return out, v.Kind().String()
 }
 
 // cueText writes a scalar the way CUE quotes values in its messages.

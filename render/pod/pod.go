@@ -23,7 +23,29 @@ type Template struct {
 
 // NewTemplate edits a copy of a PodTemplateSpec found at path.
 func NewTemplate(template *yaml.RNode, path *field.Path) *Template {
-	return &Template{node: yaml.CopyYNode(template.YNode()), path: path}
+	node := yaml.CopyYNode(template.YNode())
+	blockStyle(node)
+	return &Template{node: node, path: path}
+}
+
+// blockStyle writes mappings and lists of mappings in block style, so that
+// what trainfn adds to them reads as block YAML too; lists of scalars, such
+// as a command written [mpirun, -n, "2"], keep the style they were written in.
+func blockStyle(n *yaml.Node) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		n.Style &^= yaml.FlowStyle
+		for i := 1; i < len(n.Content); i += 2 {
+			blockStyle(n.Content[i])
+		}
+	case yaml.SequenceNode:
+		for _, c := range n.Content {
+			if c.Kind != yaml.ScalarNode {
+				n.Style &^= yaml.FlowStyle
+			}
+			blockStyle(c)
+		}
+	}
 }
 
 // Node is the edited template.
