@@ -2,7 +2,9 @@ package functions
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -14,7 +16,7 @@ import (
 	"github.com/trainfn/trainfn/schemas"
 )
 
-// renderers expand each kind that has a schema.
+// renderers are the kinds trainfn expands; each has a schema.
 var renderers = map[schemas.Kind]func(*schemas.Validated) (render.Output, field.ErrorList){
 	{APIVersion: "kubeflow.org/v2beta1", Kind: "MPIJob"}: mpijob.RenderV2beta1,
 }
@@ -59,42 +61,42 @@ func Expand(docs []Document) ([]*yaml.RNode, Diagnostics) {
 func expandOne(doc Document) ([]*yaml.RNode, Diagnostics) {
 	meta, err := doc.Node.GetMeta()
 	if err != nil || meta.APIVersion == "" || meta.Kind == "" {
-		return nil, Diagnostics{{Severity: Error, Source: doc.Source, Line: doc.Source.Line,
+		return nil, Diagnostics{{Severity: Error, Source: doc.Source, Line: startLine(doc),
 			Message: "not a Kubernetes object: apiVersion and kind are required"}}
 	}
 	ref := &yaml.ResourceIdentifier{TypeMeta: meta.TypeMeta, NameMeta: meta.ObjectMeta.NameMeta}
 	kind := schemas.Kind{APIVersion: meta.APIVersion, Kind: meta.Kind}
-	if !schemas.Known(kind) {
+	renderer, ok := renderers[kind]
+	if !ok {
 		if group, _ := resid.ParseGroupVersion(meta.APIVersion); jobGroups[group] {
 			return []*yaml.RNode{doc.Node}, Diagnostics{{Severity: Warning, Source: doc.Source, Resource: ref,
-				Line: doc.Source.Line, Message: fmt.Sprintf("passed through unchanged: trainfn does not expand %s", kind)}}
+				Line: startLine(doc), Message: fmt.Sprintf("passed through unchanged: trainfn does not expand %s", kind)}}
 		}
 		return []*yaml.RNode{doc.Node}, nil
 	}
 
-	at := func(sev Severity, path, message string) Diagnostic {
-		d := Diagnostic{Severity: sev, Source: doc.Source, Resource: ref, Field: path, Message: message}
-		line, column := schemas.Position(doc.Node, path)
-		d.Line, d.Column = absolute(doc.Source, line, column)
+	diag := func(sev Severity, p schemas.Problem) Diagnostic {
+		d := Diagnostic{Severity: sev, Source: doc.Source, Resource: ref, Field: p.Field,
+			Message: fileLines(p.Message, doc.Source)}
+		d.Line, d.Column = absolute(doc.Source, p.Line, p.Column)
 		return d
 	}
 	valid, problems := schemas.Validate(doc.Node)
 	if problems != nil {
 		diags := make(Diagnostics, 0, len(problems))
 		for _, p := range problems {
-			d := at(Error, p.Err.Field, p.Err.ErrorBody())
-			d.Line, d.Column = absolute(doc.Source, p.Line, p.Column)
-			diags = append(diags, d)
+			diags = append(diags, diag(Error, p))
 		}
 		return nil, diags
 	}
-	rendered, errs := renderers[kind](valid)
+	rendered, errs := renderer(valid)
 	var diags Diagnostics
 	for _, e := range errs {
-		diags = append(diags, at(Error, e.Field, e.ErrorBody()))
+		diags = append(diags, diag(Error, schemas.FieldProblem(doc.Node, e)))
 	}
 	for _, w := range rendered.Warnings {
-		diags = append(diags, at(Warning, w.Field.String(), w.Message))
+		line, column := schemas.Position(doc.Node, w.Field.String())
+		diags = append(diags, diag(Warning, schemas.Problem{Field: w.Field.String(), Message: w.Message, Line: line, Column: column}))
 	}
 	return rendered.Objects, diags
 }
@@ -109,31 +111,81 @@ func absolute(src Source, line, column int) (int, int) {
 	return line + src.Line - 1, column
 }
 
+// startLine is the line in its file where a document, or a List's item,
+// starts; 0 when unknown.
+func startLine(doc Document) int {
+	line, _ := absolute(doc.Source, doc.Node.YNode().Line, 0)
+	if line == 0 {
+		return doc.Source.Line
+	}
+	return line
+}
+
+var lineMention = regexp.MustCompile(`\bline (\d+)`)
+
+// fileLines rewrites the document lines a message mentions ("already
+// defined at line 6") as lines of the file.
+func fileLines(msg string, src Source) string {
+	if src.Line <= 1 {
+		return msg
+	}
+	return lineMention.ReplaceAllStringFunc(msg, func(m string) string {
+		n, _ := strconv.Atoi(strings.TrimPrefix(m, "line "))
+		return "line " + strconv.Itoa(n+src.Line-1)
+	})
+}
+
 // collisions reports output objects with the same identity: applying both
-// would leave one of them silently overwritten.
+// would leave one of them silently overwritten. Each is reported once, at
+// its second origin in file order, naming every origin.
 func collisions(objects []*yaml.RNode, origin map[*yaml.RNode]Document) Diagnostics {
-	var diags Diagnostics
-	first := map[resid.ResId]*yaml.RNode{}
+	byID := map[resid.ResId][]Document{}
+	var ids []resid.ResId
 	for _, o := range objects {
 		id := resid.FromRNode(o)
-		prev, dup := first[id]
-		if !dup {
-			first[id] = o
+		if id.Name == "" {
+			// generateName: the API server names each one.
 			continue
 		}
-		a, b := origin[prev], origin[o]
-		diags = append(diags, Diagnostic{Severity: Error, Source: b.Source, Line: b.Source.Line,
-			Resource: &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: o.GetApiVersion(), Kind: o.GetKind()},
-				NameMeta: yaml.NameMeta{Name: o.GetName(), Namespace: o.GetNamespace()}},
-			Message: fmt.Sprintf("this object is output twice: by %s and by %s", describe(a), describe(b))})
+		if _, seen := byID[id]; !seen {
+			ids = append(ids, id)
+		}
+		byID[id] = append(byID[id], origin[o])
+	}
+	var diags Diagnostics
+	for _, id := range ids {
+		docs := byID[id]
+		if len(docs) < 2 {
+			continue
+		}
+		sort.SliceStable(docs, func(i, j int) bool { return sourceLess(docs[i], docs[j]) })
+		names := make([]string, len(docs))
+		for i, d := range docs {
+			names[i] = describe(d)
+		}
+		second := docs[1]
+		diags = append(diags, Diagnostic{Severity: Error, Source: second.Source, Line: startLine(second),
+			Resource: &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{APIVersion: id.ApiVersion(), Kind: id.Kind},
+				NameMeta: yaml.NameMeta{Name: id.Name, Namespace: id.Namespace}},
+			Message: "this object is output more than once: by " + strings.Join(names, " and by ")})
 	}
 	return diags
 }
 
+func sourceLess(a, b Document) bool {
+	if a.Source.Path != b.Source.Path {
+		return a.Source.Path < b.Source.Path
+	}
+	return startLine(a) < startLine(b) || (startLine(a) == startLine(b) && a.Source.Index < b.Source.Index)
+}
+
 func describe(d Document) string {
 	s := d.Node.GetKind() + " " + d.Node.GetName()
-	if d.Source.Path != "" {
-		s += fmt.Sprintf(" (%s, document %d)", d.Source.Path, d.Source.Index+1)
+	switch line := startLine(d); {
+	case d.Source.Path != "" && line > 0:
+		s += fmt.Sprintf(" (%s:%d)", d.Source.Path, line)
+	case d.Source.Path != "":
+		s += fmt.Sprintf(" (%s)", d.Source.Path)
 	}
 	return s
 }
@@ -154,7 +206,12 @@ func sortObjects(objects []*yaml.RNode) {
 		if a.Namespace != b.Namespace {
 			return a.Namespace < b.Namespace
 		}
-		return a.Name < b.Name
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		// Only objects named by generateName share an identity; their
+		// content orders them, not the order they came in.
+		return objects[i].MustString() < objects[j].MustString()
 	})
 }
 
@@ -164,12 +221,12 @@ func sortDiagnostics(ds Diagnostics) {
 		if a.Source.Path != b.Source.Path {
 			return a.Source.Path < b.Source.Path
 		}
-		if a.Source.Index != b.Source.Index {
-			return a.Source.Index < b.Source.Index
-		}
 		if a.Line != b.Line {
 			return a.Line < b.Line
 		}
-		return strings.Compare(a.String(), b.String()) < 0
+		if a.Source.Index != b.Source.Index {
+			return a.Source.Index < b.Source.Index
+		}
+		return a.String() < b.String()
 	})
 }

@@ -2,6 +2,8 @@ package functions
 
 import (
 	"bytes"
+	"maps"
+	"slices"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -13,6 +15,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/trainfn/trainfn/schemas"
 )
 
 // renderText runs the stream front end on a YAML text.
@@ -143,6 +147,7 @@ items:
       config.kubernetes.io/path: jobs/pi.yaml
       config.kubernetes.io/index: '0'
   spec:
+    runLauncherAsWorker: true
     SLOTS
     mpiReplicaSpecs:
       Launcher:
@@ -223,4 +228,8 @@ spec:
 	for _, item := range withItem.Items {
 		assert.Empty(t, item.GetAnnotations(), "the function annotation stays with the config")
 	}
+}
+
+func TestEveryKindHasASchemaAndARenderer(t *testing.T) {
+	assert.ElementsMatch(t, slices.Collect(maps.Keys(renderers)), schemas.Kinds())
 }

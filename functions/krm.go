@@ -60,7 +60,8 @@ func contains(items []*yaml.RNode, n *yaml.RNode) bool {
 }
 
 func isJobSpec(n *yaml.RNode) bool {
-	return schemas.Known(schemas.Kind{APIVersion: n.GetApiVersion(), Kind: n.GetKind()})
+	_, ok := renderers[schemas.Kind{APIVersion: n.GetApiVersion(), Kind: n.GetKind()}]
+	return ok
 }
 
 // originAnnotation is where kustomize records a resource's file when the

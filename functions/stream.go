@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -92,8 +91,6 @@ func expandPath(p string) ([]string, error) {
 // so that a comment above a document stays with it.
 var separator = regexp.MustCompile(`\n---.*\n`)
 
-var yamlLine = regexp.MustCompile(`line (\d+)`)
-
 // parseDocuments splits a stream into documents, remembering the line each
 // starts on so that messages point into the file, not into the document.
 func parseDocuments(name string, data []byte) ([]Document, error) {
@@ -108,12 +105,7 @@ func parseDocuments(name string, data []byte) ([]Document, error) {
 		}
 		nodes, err := decode(part)
 		if err != nil {
-			// Report the file's line, not the document's.
-			msg := yamlLine.ReplaceAllStringFunc(err.Error(), func(m string) string {
-				n, _ := strconv.Atoi(strings.TrimPrefix(m, "line "))
-				return "line " + strconv.Itoa(n+line-1)
-			})
-			return nil, fmt.Errorf("%s: document %d: %s", name, i+1, msg)
+			return nil, fmt.Errorf("%s: document %d: %s", name, i+1, fileLines(err.Error(), Source{Line: line}))
 		}
 		for _, n := range nodes {
 			docs = append(docs, Document{Node: n, Source: Source{Path: name, Index: len(docs), Line: line}})
@@ -158,7 +150,9 @@ func WriteDocuments(w io.Writer, objects []*yaml.RNode) error {
 				return err
 			}
 		}
-		if err := (kio.ByteWriter{Writer: w}).Write([]*yaml.RNode{o}); err != nil {
+		// Keep annotations as they are: trainfn's reader adds none, so any
+		// there are the document's own.
+		if err := (kio.ByteWriter{Writer: w, KeepReaderAnnotations: true}).Write([]*yaml.RNode{o}); err != nil {
 			return err
 		}
 	}

@@ -20,9 +20,10 @@ go_tool() {
 }
 
 # debian_command COMMAND PACKAGE: install a Debian package for a command.
+# Daemons live in /usr/sbin, which is not on every user's PATH.
 debian_command() {
 	local cmd=$1 pkg=$2
-	command -v "$cmd" >/dev/null && return
+	command -v "$cmd" >/dev/null || [[ -x /usr/sbin/$cmd ]] && return
 	if [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null; then
 		echo "tools: $cmd is missing; install the Debian package $pkg" >&2
 		exit 1

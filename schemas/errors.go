@@ -16,87 +16,95 @@ import (
 // path, the value found, and the rule in words. Rules written in the schemas
 // with error("...") are passed through; CUE's own messages (conflicts,
 // bounds, closed structs) are reworded here once for every schema.
+//
+// One wrong value can break several constraints at once; per field, the
+// most telling is reported: a value of the wrong type, else the rules it
+// breaks (bounds, the schema's own rules), else the values it is not.
 func explain(err error, def, data cue.Value, doc *yaml.RNode) Problems {
+	var rules, validators Problems
 	var conflicts []conflict
-	var validators Problems
-	seen := map[string]bool{}
-	var out Problems
-	add := func(p Problem) {
-		key := p.Err.Error()
-		if !seen[key] {
-			seen[key] = true
-			out = append(out, p)
-		}
-	}
-
 	for _, e := range cueerrors.Errors(err) {
 		labels := cueLabels(e.Path())
 		if hidden(labels) {
 			continue
 		}
 		path, line, col := locate(doc.YNode(), labels)
-		at := func(fe *field.Error) Problem { return Problem{Err: fe, Line: line, Column: col} }
+		at := func(fe *field.Error) Problem { return fieldProblem(fe, line, col) }
 		format, args := e.Msg()
 		found, foundKind := valueAt(data, labels)
 		switch {
 		case format == "%d errors in empty disjunction:" || strings.HasPrefix(format, "invalid interpolation"):
 			// Summaries and echoes of errors reported on their own.
 		case format == "field not allowed":
-			// Reported, with suggestions, by unknownFields.
+			// Reported, with suggestions, by structuralProblems.
 		case format == "field is required but not present" || strings.HasPrefix(format, "incomplete value"):
-			add(at(field.Required(path, "")))
+			rules = append(rules, at(field.Required(path, "")))
 		case strings.HasPrefix(format, "conflicting values"):
 			conflicts = append(conflicts, conflict{path: path, line: line, col: col, found: found, foundKind: foundKind, args: args})
 		case format == "invalid value %v (out of bound %s)" && len(args) == 2:
-			add(at(field.Invalid(path, found, boundRule(fmt.Sprint(args[1])))))
+			rules = append(rules, at(field.Invalid(path, found, boundRule(fmt.Sprint(args[1])))))
 		case format == "invalid value %s (does not satisfy %s)" && len(args) == 2:
 			validators = append(validators, at(field.Invalid(path, found, validatorRule(fmt.Sprint(args[1])))))
 		case format == "incompatible list lengths (%d and %d)" && len(args) == 2:
-			add(at(field.Invalid(path, found, listLengthRule(args[0], args[1]))))
+			rules = append(rules, at(field.Invalid(path, found, listLengthRule(args[1]))))
 		default:
 			// A rule the schema words itself. When its message refers to a
 			// value that could not be computed, another error caused it.
-			if !allStrings(args) {
-				continue
+			if allStrings(args) {
+				rules = append(rules, at(field.Invalid(path, found, fmt.Sprintf(format, args...))))
 			}
-			add(at(field.Invalid(path, found, fmt.Sprintf(format, args...))))
 		}
 	}
-	// A value outside a bound also conflicts with the default it was not;
-	// the bound is the rule to report.
-	explained := map[string]bool{}
-	for _, p := range out {
-		explained[p.Err.Field] = true
-	}
-	for _, p := range explainConflicts(conflicts) {
-		if !explained[p.Err.Field] {
-			explained[p.Err.Field] = true
-			add(p)
+
+	var out Problems
+	reported := map[string]bool{}
+	add := func(ps Problems, when func(Problem) bool) {
+		for _, p := range ps {
+			if when(p) {
+				out = append(out, p)
+			}
+		}
+		for _, p := range ps {
+			if when(p) {
+				reported[p.Field] = true
+			}
 		}
 	}
+	typed, valued := explainConflicts(conflicts)
+	add(typed, func(Problem) bool { return true })
+	add(rules, func(p Problem) bool { return !reported[p.Field] })
+	add(valued, func(p Problem) bool { return !reported[p.Field] })
 	// A failed disjunction also fails the validator that chose among its
 	// branches (matchN for int-or-string); the conflict says it better.
-	for _, p := range validators {
-		if !explained[p.Err.Field] {
-			add(p)
-		}
-	}
+	add(validators, func(p Problem) bool { return !reported[p.Field] })
 	// CUE leaves out unknown and missing fields of a struct that has other
 	// errors, so they are looked for separately, against the schema alone.
-	for _, p := range structuralProblems(def, doc.YNode(), doc.YNode(), nil) {
-		add(p)
-	}
+	add(structuralProblems(def, doc.YNode(), doc.YNode(), nil), func(Problem) bool { return true })
+
+	out = dedupe(out)
 	if len(out) == 0 {
 		// Never accept a document CUE rejected, even if no rule above
 		// could word the reason.
-		add(Problem{Err: field.Invalid(nil, nil, err.Error())})
+		out = Problems{{Message: err.Error()}}
 	}
 	out.sort()
 	return out
 }
 
+func dedupe(ps Problems) Problems {
+	seen := map[Problem]bool{}
+	out := ps[:0]
+	for _, p := range ps {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // conflict is one "conflicting values" error; several at one path are one
-// problem: a value outside an enumeration, or a value of the wrong type.
+// problem: a value of the wrong type, or a value outside an enumeration.
 type conflict struct {
 	path      *field.Path
 	line, col int
@@ -105,7 +113,10 @@ type conflict struct {
 	args      []any
 }
 
-func explainConflicts(all []conflict) Problems {
+// explainConflicts words the conflicts of each path: typed are those where
+// the document's value has the wrong type, valued those where it is not one
+// of the values the schema allows.
+func explainConflicts(all []conflict) (typed, valued Problems) {
 	var order []string
 	byPath := map[string][]conflict{}
 	for _, c := range all {
@@ -115,7 +126,6 @@ func explainConflicts(all []conflict) Problems {
 		}
 		byPath[k] = append(byPath[k], c)
 	}
-	var out Problems
 	for _, k := range order {
 		cs := byPath[k]
 		first := cs[0]
@@ -129,16 +139,17 @@ func explainConflicts(all []conflict) Problems {
 			// "(mismatched types %s and %s)" adds their kinds, which tell
 			// them apart; otherwise the values do.
 			a, b := fmt.Sprint(c.args[0]), fmt.Sprint(c.args[1])
-			want, wantIdx := b, 1
 			if len(c.args) == 4 {
+				want := 3
 				if fmt.Sprint(c.args[3]) == c.foundKind {
-					want, wantIdx = a, 0
+					want = 2
 				}
-				if k := kindPhrase(fmt.Sprint(c.args[2+wantIdx])); !slices.Contains(wantKinds, k) {
+				if k := kindPhrase(fmt.Sprint(c.args[want])); !slices.Contains(wantKinds, k) {
 					wantKinds = append(wantKinds, k)
 				}
 				continue
 			}
+			want := b
 			if b == foundText {
 				want = a
 			}
@@ -146,20 +157,18 @@ func explainConflicts(all []conflict) Problems {
 				literals = append(literals, want)
 			}
 		}
-		var fe *field.Error
 		switch {
-		case len(literals) > 1 && len(wantKinds) == 0:
-			fe = field.NotSupported(first.path, first.found, unquoteAll(literals))
 		case len(wantKinds) > 0:
-			fe = field.Invalid(first.path, first.found, "must be "+strings.Join(wantKinds, " or "))
+			typed = append(typed, fieldProblem(field.Invalid(first.path, first.found, "must be "+strings.Join(wantKinds, " or ")), first.line, first.col))
+		case len(literals) > 1:
+			valued = append(valued, fieldProblem(field.NotSupported(first.path, first.found, unquoteAll(literals)), first.line, first.col))
 		case len(literals) == 1:
-			fe = field.Invalid(first.path, first.found, "must be "+literals[0])
+			valued = append(valued, fieldProblem(field.Invalid(first.path, first.found, "must be "+literals[0]), first.line, first.col))
 		default:
-			fe = field.Invalid(first.path, first.found, "conflicts with the schema")
+			valued = append(valued, fieldProblem(field.Invalid(first.path, first.found, "conflicts with the schema"), first.line, first.col))
 		}
-		out = append(out, Problem{Err: fe, Line: first.line, Column: first.col})
 	}
-	return out
+	return typed, valued
 }
 
 // structuralProblems walks the document beside the schema and reports every
@@ -186,12 +195,12 @@ func structuralProblems(schema cue.Value, root, node *yaml.Node, path []string) 
 				detail += fmt.Sprintf(" (did you mean %q?)", near)
 			}
 			p, _, _ := locate(root, sub)
-			out = append(out, Problem{Err: field.Forbidden(p, detail), Line: key.Line, Column: key.Column})
+			out = append(out, fieldProblem(field.Forbidden(p, detail), key.Line, key.Column))
 		}
 		for _, name := range requiredFields(schema) {
 			if !present[name] {
 				p, line, col := locate(root, append(path[:len(path):len(path)], name))
-				out = append(out, Problem{Err: field.Required(p, ""), Line: line, Column: col})
+				out = append(out, fieldProblem(field.Required(p, ""), line, col))
 			}
 		}
 	case yaml.SequenceNode:
@@ -222,27 +231,31 @@ func lookupField(schema cue.Value, name string) (cue.Value, bool) {
 }
 
 func requiredFields(schema cue.Value) []string {
-	it, err := schema.Fields(cue.Optional(true))
-	if err != nil {
-		return nil
-	}
 	var names []string
-	for it.Next() {
-		if it.Selector().ConstraintType() == cue.RequiredConstraint {
-			names = append(names, it.Selector().Unquoted())
+	for _, sel := range fieldSelectors(schema) {
+		if sel.ConstraintType() == cue.RequiredConstraint {
+			names = append(names, sel.Unquoted())
 		}
 	}
 	return names
 }
 
 func fieldNames(schema cue.Value) []string {
+	var names []string
+	for _, sel := range fieldSelectors(schema) {
+		names = append(names, sel.Unquoted())
+	}
+	return names
+}
+
+func fieldSelectors(schema cue.Value) []cue.Selector {
 	it, err := schema.Fields(cue.Optional(true))
 	if err != nil {
 		return nil
 	}
-	var names []string
+	var sels []cue.Selector
 	for it.Next() {
-		names = append(names, it.Selector().Unquoted())
+		sels = append(sels, it.Selector())
 	}
-	return names
+	return sels
 }

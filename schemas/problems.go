@@ -1,24 +1,47 @@
 package schemas
 
 import (
+	"errors"
 	"fmt"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// Problem is one rule a document breaks: a field error in the vocabulary
-// users know from kubectl, and where the field sits in the document.
+// Problem is one rule a document breaks, and where.
 type Problem struct {
-	Err *field.Error
+	// Field is the field path, as kubectl writes it; "" for the document.
+	Field string
+	// Message states the rule, in the vocabulary users know from kubectl
+	// ("Invalid value: 2: must be 1"); it may mention document lines.
+	Message string
 	// Line and Column locate the field (or, when it is missing, its closest
-	// present parent) in the parsed document; 0 when unknown.
+	// present parent) in the document; 0 when unknown.
 	Line, Column int
 }
 
-func (p Problem) Error() string { return p.Err.Error() }
+func (p Problem) Error() string {
+	if p.Field == "" {
+		return p.Message
+	}
+	return p.Field + ": " + p.Message
+}
+
+// fieldProblem is a field error at a position.
+func fieldProblem(fe *field.Error, line, column int) Problem {
+	return Problem{Field: fe.Field, Message: fe.ErrorBody(), Line: line, Column: column}
+}
+
+// FieldProblem is a field error found in a document after validation, by
+// a renderer; it is located the way validation's problems are.
+func FieldProblem(doc *yaml.RNode, fe *field.Error) Problem {
+	line, column := Position(doc, fe.Field)
+	return fieldProblem(fe, line, column)
+}
 
 // Problems are sorted by position, then by field path.
 type Problems []Problem
@@ -32,17 +55,30 @@ func (ps Problems) sort() {
 		if a.Column != b.Column {
 			return a.Column < b.Column
 		}
-		return a.Err.Error() < b.Err.Error()
+		return a.Error() < b.Error()
 	})
 }
 
-// documentProblem reports what is wrong with a document as a whole.
-func documentProblem(doc *yaml.RNode, err error) Problem {
-	p := Problem{Err: field.Invalid(nil, nil, err.Error())}
-	if doc != nil {
-		p.Line, p.Column = doc.YNode().Line, doc.YNode().Column
+var yamlLine = regexp.MustCompile(`^line (\d+): `)
+
+// documentProblems report what is wrong with a document as a whole; a YAML
+// decoding error (a duplicate key, say) becomes one problem per line it
+// names.
+func documentProblems(doc *yaml.RNode, err error) Problems {
+	var typeErr *yaml.TypeError
+	if !errors.As(err, &typeErr) {
+		return Problems{{Message: err.Error(), Line: doc.YNode().Line}}
 	}
-	return p
+	var out Problems
+	for _, msg := range typeErr.Errors {
+		p := Problem{Message: msg, Line: doc.YNode().Line}
+		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+			p.Line, _ = strconv.Atoi(m[1])
+			p.Message = strings.TrimPrefix(msg, m[0])
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 // locate turns a path of CUE labels into a field path and finds the field in

@@ -37,10 +37,13 @@ var definitions = map[Kind]definition{
 	{APIVersion: "kubeflow.org/v2beta1", Kind: "MPIJob"}: {pkg: "./kubeflow/v2beta1", name: "#MPIJob"},
 }
 
-// Known reports whether trainfn has a schema for the kind.
-func Known(k Kind) bool {
-	_, ok := definitions[k]
-	return ok
+// Kinds lists the kinds that have a schema.
+func Kinds() []Kind {
+	kinds := make([]Kind, 0, len(definitions))
+	for k := range definitions {
+		kinds = append(kinds, k)
+	}
+	return kinds
 }
 
 // compiled is every schema, built once per process on first use: a run that

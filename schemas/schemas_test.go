@@ -96,9 +96,9 @@ spec:
 `)
 	_, problems := Validate(doc)
 	require.Len(t, problems, 2)
-	assert.Equal(t, "spec.slotsPerWorker", problems[0].Err.Field)
+	assert.Equal(t, "spec.slotsPerWorker", problems[0].Field)
 	assert.Equal(t, [2]int{6, 3}, [2]int{problems[0].Line, problems[0].Column})
-	assert.Equal(t, "spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].imagePullPolicy", problems[1].Err.Field)
+	assert.Equal(t, "spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].imagePullPolicy", problems[1].Field)
 	assert.Equal(t, [2]int{14, 13}, [2]int{problems[1].Line, problems[1].Column})
 }
 

@@ -9,7 +9,6 @@ import (
 
 // Validated is a job spec its schema accepts.
 type Validated struct {
-	Kind Kind
 	// Doc is the document as written, without null fields (Kubernetes reads
 	// `command:` with no value as no command, and so does every later phase)
 	// and with YAML aliases replaced by what they stand for.
@@ -33,7 +32,7 @@ func (v *Validated) Decode(path string, into any) error {
 func Validate(doc *yaml.RNode) (*Validated, Problems) {
 	meta, err := doc.GetMeta()
 	if err != nil {
-		return nil, Problems{documentProblem(doc, err)}
+		return nil, documentProblems(doc, err)
 	}
 	kind := Kind{APIVersion: meta.APIVersion, Kind: meta.Kind}
 	c, err := compiled()
@@ -43,30 +42,30 @@ func Validate(doc *yaml.RNode) (*Validated, Problems) {
 	}
 	def, ok := c.defs[kind]
 	if !ok {
-		return nil, Problems{documentProblem(doc, fmt.Errorf("trainfn has no schema for %s", kind))}
+		return nil, documentProblems(doc, fmt.Errorf("trainfn has no schema for %s", kind))
 	}
 
 	clean := doc.Copy()
 	dropNulls(clean.YNode())
 	var plain any
 	if err := clean.YNode().Decode(&plain); err != nil {
-		return nil, Problems{documentProblem(doc, err)}
+		return nil, documentProblems(doc, err)
 	}
 	// Later phases edit the document, which must not reach through an alias
 	// into another part of it. The decoder above has refused documents
 	// whose aliases expand beyond reason, so expanding them here is bounded.
 	if err := clean.DeAnchor(); err != nil {
-		return nil, Problems{documentProblem(doc, err)}
+		return nil, documentProblems(doc, err)
 	}
 	data := c.ctx.Encode(plain)
 	if data.Err() != nil {
-		return nil, Problems{documentProblem(doc, data.Err())}
+		return nil, documentProblems(doc, data.Err())
 	}
 	unified := def.Unify(data)
 	if err := unified.Validate(cue.Concrete(true), cue.All()); err != nil {
 		return nil, explain(err, def, data, clean)
 	}
-	return &Validated{Kind: kind, Doc: clean, Value: unified}, nil
+	return &Validated{Doc: clean, Value: unified}, nil
 }
 
 // dropNulls removes mapping entries whose value is null, recursively.

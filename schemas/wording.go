@@ -146,7 +146,7 @@ func boundRule(bound string) string {
 
 // listLengthRule words a list that is shorter than a schema's minimum
 // length, as `[_, ...]` writes "at least one".
-func listLengthRule(got, want any) string {
+func listLengthRule(want any) string {
 	if fmt.Sprint(want) == "1" {
 		return "must not be empty"
 	}

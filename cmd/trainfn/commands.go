@@ -18,7 +18,9 @@ import (
 // the module version the binary was built from is reported.
 var version = ""
 
-// exitError carries an exit code past cobra; what it says is already written.
+// exitError carries an exit code past cobra; what it says is already
+// written. Commands return it for every failure of their own, so any other
+// error is cobra's: a wrong command line, exit status 2.
 type exitError int
 
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
@@ -82,7 +84,8 @@ printed to standard output and the exit status is 1.`,
 				return err
 			}
 			if err := functions.WriteDocuments(stdout, objects); err != nil {
-				return err
+				fmt.Fprintln(stderr, "error:", err)
+				return exitError(1)
 			}
 			return nil
 		},

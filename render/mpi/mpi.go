@@ -107,27 +107,41 @@ func LaunchesBackToLauncher(impl Implementation) bool {
 	return impl == Intel || impl == MPICH
 }
 
-// WaitTimeoutEnv bounds WaitForWorkers, in seconds.
+// WaitTimeoutEnv bounds WaitForWorkers: the seconds it waits without another
+// worker answering.
 const WaitTimeoutEnv = "TRAINFN_WAIT_TIMEOUT_SECONDS"
 
-// DefaultWaitTimeoutSeconds leaves room for worker images to be pulled.
-const DefaultWaitTimeoutSeconds = 600
+// DefaultWaitTimeout, in seconds, leaves room for worker images to be pulled.
+const DefaultWaitTimeout = "600"
 
 // WaitForWorkers is a POSIX shell script that returns once every host in the
 // hostfile but the launcher's own accepts an SSH session from the launcher's
-// user, and fails with the last SSH error once WaitTimeoutEnv seconds have
-// passed. Retrying inside one process keeps a slow start from counting
-// against the launcher's backoffLimit. It uses the image's own ssh, with the
-// job's key, the image's ssh_config and the extra ssh arguments the
-// implementation's variables give mpirun (a port, say), so it proves exactly
-// what mpirun will need.
+// user. It fails, with ssh's last error, when WaitTimeoutEnv seconds pass
+// without another worker answering: a stall is bounded, however many workers
+// a large job checks in turn. Retrying inside one process keeps a slow start
+// from counting against the launcher's backoffLimit. It uses the image's own
+// ssh, with the job's key, the image's ssh_config and the extra ssh arguments
+// the implementation's variables give mpirun (a port, say), so it proves
+// exactly what mpirun will need.
 const WaitForWorkers = `#!/bin/sh
 # Rendered by trainfn: returns once every worker in the hostfile accepts SSH,
-# so mpirun never starts before its hosts do.
-timeout=${` + WaitTimeoutEnv + `:-600}
+# so mpirun never starts before its hosts do. Gives up when
+# ` + WaitTimeoutEnv + ` pass without another worker answering.
+set -f
+timeout=${` + WaitTimeoutEnv + `:-` + DefaultWaitTimeout + `}
+case $timeout in
+''|*[!0-9]*)
+  printf 'trainfn: ` + WaitTimeoutEnv + ` must be a number of seconds, not "%s"\n' "$timeout" >&2
+  exit 1 ;;
+esac
+if ! command -v ssh >/dev/null 2>&1; then
+  echo "trainfn: the launcher's image has no ssh, which mpirun needs to start processes on the workers" >&2
+  exit 1
+fi
 self=$(cat /etc/hostname 2>/dev/null || hostname)
+self=${self%%.*}
 extra="${OMPI_MCA_plm_rsh_args-} ${I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS-} ${HYDRA_LAUNCH_EXTRA_ARGS-}"
-start=$(date +%s)
+since=$(date +%s)
 while read -r host _; do
   host=${host%%:*}
   case $host in ""|"#"*) continue ;; esac
@@ -136,15 +150,16 @@ while read -r host _; do
   until err=$(ssh -n -o BatchMode=yes -o ConnectTimeout=5 -o ConnectionAttempts=1 \
       -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
       $extra "$host" true 2>&1); do
-    elapsed=$(( $(date +%s) - start ))
-    if [ "$elapsed" -ge "$timeout" ]; then
-      echo "trainfn: worker $host did not accept SSH within ${timeout}s: $err" >&2
+    waited=$(( $(date +%s) - since ))
+    if [ "$waited" -ge "$timeout" ]; then
+      printf 'trainfn: worker %s did not accept SSH within %ss: %s\n' "$host" "$timeout" "$err" >&2
       exit 1
     fi
-    [ $((tries % 15)) -eq 0 ] && echo "trainfn: waiting for $host (${elapsed}s): $err"
+    [ $((tries % 15)) -eq 0 ] && printf 'trainfn: waiting for %s (%ss): %s\n' "$host" "$waited" "$err"
     tries=$((tries + 1))
     sleep 2
   done
-  echo "trainfn: $host accepts SSH"
+  printf 'trainfn: %s accepts SSH\n' "$host"
+  since=$(date +%s)
 done < ` + ConfigDir + "/" + HostfileKey + `
 `

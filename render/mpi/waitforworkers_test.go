@@ -93,8 +93,8 @@ func (f *sshFixture) startSSHDAfter(t *testing.T, delay time.Duration) <-chan er
 	return started
 }
 
-// wait runs the script over a hostfile; the context only keeps a broken
-// script from hanging the test run.
+// wait runs the script over a hostfile, with a timeout unless it is
+// negative; the context only keeps a broken script from hanging the test.
 func (f *sshFixture) wait(t *testing.T, hostfile string, timeoutSeconds int) (stdout, stderr string, err error) {
 	path := filepath.Join(f.dir, "hostfile")
 	require.NoError(t, os.WriteFile(path, []byte(hostfile), 0o644))
@@ -104,8 +104,11 @@ func (f *sshFixture) wait(t *testing.T, hostfile string, timeoutSeconds int) (st
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", script)
-	cmd.Env = append(os.Environ(), f.env...)
-	cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", WaitTimeoutEnv, timeoutSeconds))
+	cmd.Env = os.Environ()
+	if timeoutSeconds >= 0 {
+		cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", WaitTimeoutEnv, timeoutSeconds))
+	}
+	cmd.Env = append(cmd.Env, f.env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()
@@ -135,15 +138,39 @@ func TestWaitForWorkersGivesUpWithTheReason(t *testing.T) {
 
 func TestWaitForWorkersSkipsTheLauncher(t *testing.T) {
 	f := newSSHFixture(t)
+	require.NoError(t, <-f.startSSHDAfter(t, 0))
 	self, err := os.ReadFile("/etc/hostname")
 	if err != nil {
 		self, err = exec.Command("hostname").Output()
 		require.NoError(t, err)
 	}
-	// No sshd runs: only the launcher's own line is in the hostfile, and the
-	// launcher does not SSH to itself.
-	launcher := strings.TrimSpace(string(self)) + ".job"
-	stdout, stderr, err := f.wait(t, Hostfile(OpenMPI, []Host{{launcher, 1}}), 3)
+	// The launcher, which runs no sshd, heads the hostfile when it also
+	// works; it is passed over, the worker after it is not.
+	launcher := strings.Split(strings.TrimSpace(string(self)), ".")[0] + ".job"
+	stdout, stderr, err := f.wait(t, Hostfile(OpenMPI, []Host{{launcher, 1}, {"localhost", 1}}), 10)
 	require.NoError(t, err, "stdout: %s\nstderr: %s", stdout, stderr)
-	assert.Empty(t, stdout)
+	assert.Equal(t, "trainfn: localhost accepts SSH\n", stdout)
+}
+
+func TestWaitForWorkersRefusesABadTimeout(t *testing.T) {
+	f := newSSHFixture(t)
+	f.env = append(f.env, WaitTimeoutEnv+"=10m")
+	_, stderr, err := f.wait(t, Hostfile(OpenMPI, []Host{{"localhost", 1}}), -1)
+	require.Error(t, err)
+	assert.Contains(t, stderr, `trainfn: TRAINFN_WAIT_TIMEOUT_SECONDS must be a number of seconds, not "10m"`)
+}
+
+func TestWaitForWorkersWithoutSSH(t *testing.T) {
+	f := newSSHFixture(t)
+	// A PATH with what the script needs but ssh, as in an image without it.
+	bin := t.TempDir()
+	for _, tool := range []string{"cat", "date", "sleep", "hostname"} {
+		if p, err := exec.LookPath(tool); err == nil {
+			require.NoError(t, os.Symlink(p, filepath.Join(bin, tool)))
+		}
+	}
+	f.env = append(f.env, "PATH="+bin)
+	_, stderr, err := f.wait(t, Hostfile(OpenMPI, []Host{{"localhost", 1}}), 600)
+	require.Error(t, err)
+	assert.Contains(t, stderr, "trainfn: the launcher's image has no ssh")
 }

@@ -42,14 +42,11 @@ func Render(job *Job) (render.Output, field.ErrorList) {
 	if job.workers() > 0 {
 		config[mpi.WaitForWorkersKey] = mpi.WaitForWorkers
 	}
-	size := 0
-	for _, v := range config {
-		size += len(v)
-	}
-	if size > maxConfigMapBytes {
+	if size := dataSize(config); size > maxConfigMapBytes {
 		errs = append(errs, field.Invalid(field.NewPath("spec", "mpiReplicaSpecs", "Worker", "replicas"), job.workers(),
-			fmt.Sprintf("too many workers for one ConfigMap: the hostfile and discovery script take %d bytes, the API server stores at most %d", size, maxConfigMapBytes)))
+			fmt.Sprintf("too many workers for one ConfigMap: its hostfile and scripts take %d bytes, the API server stores at most %d", size, maxConfigMapBytes)))
 	}
+	out.Warnings = append(out.Warnings, jobWarnings(job, len(hosts))...)
 
 	out.Objects = append(out.Objects, service(job, naming.Service(job.Name), labels.Job(job.Name)))
 	if mpi.LaunchesBackToLauncher(job.Implementation) {
@@ -87,6 +84,34 @@ func hostList(job *Job) []mpi.Host {
 		hosts = append(hosts, mpi.Host{Name: naming.Host(job.Name, naming.WorkerHostname(job.Name, i)), Slots: job.SlotsPerWorker})
 	}
 	return hosts
+}
+
+func dataSize(data map[string]string) int {
+	size := 0
+	for k, v := range data {
+		size += len(k) + len(v)
+	}
+	return size
+}
+
+// jobWarnings are what a user should know about a job that renders but may
+// not run as meant.
+func jobWarnings(job *Job, hosts int) []render.Warning {
+	var warnings []render.Warning
+	if hosts == 0 {
+		warnings = append(warnings, render.Warning{
+			Field:   field.NewPath("spec", "mpiReplicaSpecs"),
+			Message: "the hostfile is empty: there is no Worker and runLauncherAsWorker is false, so mpirun has no host to run on",
+		})
+	}
+	if job.Worker != nil && job.RunPolicy.CleanPodPolicy != "None" && job.RunPolicy.ActiveDeadlineSeconds == nil {
+		warnings = append(warnings, render.Warning{
+			Field: field.NewPath("spec", "runPolicy", "cleanPodPolicy"),
+			Message: fmt.Sprintf("%s is carried out at run time by trainfn's reconciler; without it the workers keep running after the launcher ends, "+
+				"until the Jobs are deleted (runPolicy.activeDeadlineSeconds bounds them)", job.RunPolicy.CleanPodPolicy),
+		})
+	}
+	return warnings
 }
 
 // object starts a rendered object: its metadata carries the job's namespace,
@@ -151,18 +176,22 @@ func podTemplate(job *Job, r *Replica, role string) (*pod.Template, []render.War
 	t.AddLabels(job.Labels, false)
 	t.AddLabels(labels.Role(job.Name, role), true)
 	var warnings []render.Warning
-	if rp := t.Get("restartPolicy"); rp != nil && rp.Value != r.RestartPolicy {
-		warnings = append(warnings, render.Warning{
-			Field:   r.Path.Child("spec", "restartPolicy"),
-			Message: fmt.Sprintf("replaced by the replica's restartPolicy %s", r.RestartPolicy),
-		})
-	}
-	t.Set("restartPolicy", ynode.String(r.RestartPolicy))
-	t.Set("subdomain", ynode.String(naming.Service(job.Name)))
-	if hostNetwork := t.Get("hostNetwork"); hostNetwork != nil && hostNetwork.Value == "true" {
+	warnings = append(warnings, overridden(t, "restartPolicy", r.RestartPolicy, "the replica's restartPolicy applies")...)
+	warnings = append(warnings, overridden(t, "subdomain", naming.Service(job.Name), "the job's Service names its pods")...)
+	if t.Bool("hostNetwork") {
 		// Otherwise a host-network pod resolves with the node's DNS, which
 		// knows no Service.
 		t.SetDefault("dnsPolicy", ynode.String("ClusterFirstWithHostNet"))
 	}
 	return t, warnings
+}
+
+// overridden sets a pod spec field trainfn owns, warning when the template
+// had set it to something else.
+func overridden(t *pod.Template, name, value, why string) []render.Warning {
+	replaced := t.Set(name, ynode.String(value))
+	if replaced == nil || replaced.Value == value {
+		return nil
+	}
+	return []render.Warning{{Field: t.Path(name), Message: fmt.Sprintf("replaced by %s: %s", value, why)}}
 }

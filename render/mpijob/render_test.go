@@ -26,6 +26,7 @@ func newJob(name string) *jobBuilder {
 		SlotsPerWorker:   1,
 		SSHAuthMountPath: "/root/.ssh",
 		Launcher:         replica(1, "OnFailure", "Launcher", `{spec: {containers: [{name: launcher, image: app:1, command: [mpirun]}]}}`),
+		RunPolicy:        RunPolicy{CleanPodPolicy: "None"},
 	}}
 }
 
@@ -250,6 +251,7 @@ func TestSSHKeyModes(t *testing.T) {
 		want                 int32
 	}{
 		{"root's home, user unknown", "/root/.ssh", `{spec: {containers: [{name: l, image: i}]}}`, rootOnly},
+		{"root's home written with a slash", "/root/.ssh/", `{spec: {containers: [{name: l, image: i}]}}`, rootOnly},
 		{"other home, user unknown", "/home/mpi/.ssh", `{spec: {containers: [{name: l, image: i}]}}`, everyone},
 		{"container runs as root", "/home/mpi/.ssh", `{spec: {containers: [{name: l, image: i, securityContext: {runAsUser: 0}}]}}`, rootOnly},
 		{"container runs as a user", "/root/.ssh", `{spec: {containers: [{name: l, image: i, securityContext: {runAsUser: 1000}}]}}`, everyone},

@@ -20,6 +20,7 @@ type v2beta1Spec struct {
 	SSHAuthMountPath    string `json:"sshAuthMountPath"`
 	MPIImplementation   string `json:"mpiImplementation"`
 	RunPolicy           struct {
+		CleanPodPolicy          string `json:"cleanPodPolicy"`
 		TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished"`
 		ActiveDeadlineSeconds   *int64 `json:"activeDeadlineSeconds"`
 		BackoffLimit            *int32 `json:"backoffLimit"`
@@ -40,7 +41,7 @@ const mpiOperator = "kubeflow.org/mpi-operator"
 func RenderV2beta1(v *schemas.Validated) (render.Output, field.ErrorList) {
 	job, warnings, err := fromV2beta1(v)
 	if err != nil {
-		return render.Output{}, field.ErrorList{field.InternalError(nil, err)}
+		return render.Output{}, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
 	}
 	out, errs := Render(job)
 	out.Warnings = append(warnings, out.Warnings...)
@@ -66,6 +67,7 @@ func fromV2beta1(v *schemas.Validated) (*Job, []render.Warning, error) {
 		RunLauncherAsWorker: spec.RunLauncherAsWorker,
 		SSHAuthMountPath:    spec.SSHAuthMountPath,
 		RunPolicy: RunPolicy{
+			CleanPodPolicy:          spec.RunPolicy.CleanPodPolicy,
 			BackoffLimit:            spec.RunPolicy.BackoffLimit,
 			ActiveDeadlineSeconds:   spec.RunPolicy.ActiveDeadlineSeconds,
 			TTLSecondsAfterFinished: spec.RunPolicy.TTLSecondsAfterFinished,

@@ -28,7 +28,3 @@ func WorkerHostname(job string, i int) string { return Workers(job) + "-" + strc
 // headless Service. It holds neither namespace nor cluster domain, which the
 // pods' DNS search path supplies, so output applies to any namespace.
 func Host(job, hostname string) string { return hostname + "." + Service(job) }
-
-// MaxLabelLength is the longest DNS label Kubernetes accepts; Services,
-// hostnames and label values are DNS labels.
-const MaxLabelLength = 63

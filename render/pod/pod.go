@@ -6,6 +6,7 @@ package pod
 
 import (
 	"maps"
+	"path"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -51,6 +52,9 @@ func blockStyle(n *yaml.Node) {
 // Node is the edited template.
 func (t *Template) Node() *yaml.Node { return t.node }
 
+// Path locates a field of the pod spec in the job spec.
+func (t *Template) Path(name string) *field.Path { return t.path.Child("spec", name) }
+
 // AddLabels sets labels on the pod. With override, they replace the
 // template's own values; without, the template's values are kept.
 func (t *Template) AddLabels(labels map[string]string, override bool) {
@@ -67,12 +71,16 @@ func (t *Template) AddLabels(labels map[string]string, override bool) {
 			delete(labels, target.Content[i].Value)
 		}
 	}
-	mergeStringMap(target, labels)
+	for _, k := range slices.Sorted(maps.Keys(labels)) {
+		setField(target, k, ynode.String(labels[k]))
+	}
 }
 
-// Set sets a field of the pod spec, replacing the template's value.
-func (t *Template) Set(name string, value *yaml.Node) {
+// Set sets a field of the pod spec and returns the value it replaced, if any.
+func (t *Template) Set(name string, value *yaml.Node) (replaced *yaml.Node) {
+	replaced = lookup(t.spec(), name)
 	setField(t.spec(), name, value)
+	return replaced
 }
 
 // SetDefault sets a field of the pod spec the template leaves unset.
@@ -82,13 +90,30 @@ func (t *Template) SetDefault(name string, value *yaml.Node) {
 	}
 }
 
-// Get returns a field of the pod spec, or nil.
-func (t *Template) Get(name string) *yaml.Node { return lookup(t.spec(), name) }
+// Remove drops a field of the pod spec and returns its value, if any.
+func (t *Template) Remove(name string) *yaml.Node {
+	spec := t.spec()
+	for i := 0; i+1 < len(spec.Content); i += 2 {
+		if spec.Content[i].Value == name {
+			value := spec.Content[i+1]
+			spec.Content = slices.Delete(spec.Content, i, i+2)
+			return value
+		}
+	}
+	return nil
+}
+
+// Bool reads a boolean field of the pod spec, however YAML spells it.
+func (t *Template) Bool(name string) bool {
+	var b bool
+	n := lookup(t.spec(), name)
+	return n != nil && n.Decode(&b) == nil && b
+}
 
 // Main is the pod's first container, the one the job's work runs in.
 func (t *Template) Main() *Container {
 	containers := lookup(t.spec(), "containers")
-	return &Container{node: containers.Content[0], path: t.specPath().Child("containers").Index(0)}
+	return &Container{node: containers.Content[0], path: t.Path("containers").Index(0)}
 }
 
 // AddVolume appends a volume, unless the template already has one so named.
@@ -96,23 +121,27 @@ func (t *Template) AddVolume(volume *yaml.Node) *field.Error {
 	return t.appendNamed("volumes", volume, "a volume")
 }
 
-// AddInitContainer appends an init container, to run after the template's own.
+// AddInitContainer appends an init container, to run after the template's
+// own, unless a container of the pod already has its name.
 func (t *Template) AddInitContainer(c *yaml.Node) *field.Error {
-	if err := t.unusedContainerName(c); err != nil {
-		return err
+	name := lookup(c, "name").Value
+	if i := indexOfName(lookup(t.spec(), "containers"), name); i >= 0 {
+		return duplicate(t.Path("containers").Index(i).Child("name"), name, "trainfn adds an init container of this name")
 	}
 	return t.appendNamed("initContainers", c, "an init container")
 }
 
 // RunsAsRoot tells whether the main container runs as root, as far as the
-// template says: its runAsUser, else the pod's; ok is false when neither is
-// set and only the image knows.
+// template says: its securityContext, else the pod's; ok is false when
+// neither says and only the image knows.
 func (t *Template) RunsAsRoot() (root, ok bool) {
 	for _, sc := range []*yaml.Node{lookup(t.Main().node, "securityContext"), lookup(t.spec(), "securityContext")} {
-		if user := lookup(sc, "runAsUser"); user != nil {
-			return user.Value == "0", true
+		var user int64
+		if n := lookup(sc, "runAsUser"); n != nil && n.Decode(&user) == nil {
+			return user == 0, true
 		}
-		if nonRoot := lookup(sc, "runAsNonRoot"); nonRoot != nil && nonRoot.Value == "true" {
+		var nonRoot bool
+		if n := lookup(sc, "runAsNonRoot"); n != nil && n.Decode(&nonRoot) == nil && nonRoot {
 			return false, true
 		}
 	}
@@ -121,29 +150,13 @@ func (t *Template) RunsAsRoot() (root, ok bool) {
 
 func (t *Template) spec() *yaml.Node { return ensureMap(t.node, "spec") }
 
-func (t *Template) specPath() *field.Path { return t.path.Child("spec") }
-
 func (t *Template) appendNamed(list string, item *yaml.Node, what string) *field.Error {
 	seq := ensureSeq(t.spec(), list)
 	name := lookup(item, "name").Value
-	for i, existing := range seq.Content {
-		if n := lookup(existing, "name"); n != nil && n.Value == name {
-			return duplicate(t.specPath().Child(list).Index(i).Child("name"), name,
-				"trainfn adds "+what+" of this name")
-		}
+	if i := indexOfName(seq, name); i >= 0 {
+		return duplicate(t.Path(list).Index(i).Child("name"), name, "trainfn adds "+what+" of this name")
 	}
 	seq.Content = append(seq.Content, item)
-	return nil
-}
-
-func (t *Template) unusedContainerName(c *yaml.Node) *field.Error {
-	name := lookup(c, "name").Value
-	for i, existing := range lookup(t.spec(), "containers").Content {
-		if n := lookup(existing, "name"); n != nil && n.Value == name {
-			return duplicate(t.specPath().Child("containers").Index(i).Child("name"), name,
-				"trainfn adds an init container of this name")
-		}
-	}
 	return nil
 }
 
@@ -152,6 +165,9 @@ type Container struct {
 	node *yaml.Node
 	path *field.Path
 }
+
+// ContainerOf edits a container trainfn builds itself.
+func ContainerOf(node *yaml.Node) *Container { return &Container{node: node} }
 
 // Get returns a field of the container, or nil.
 func (c *Container) Get(name string) *yaml.Node { return lookup(c.node, name) }
@@ -163,45 +179,38 @@ func (c *Container) Set(name string, value *yaml.Node) { setField(c.node, name, 
 // user wrote wins over trainfn's.
 func (c *Container) AddEnv(name, value string) {
 	env := ensureSeq(c.node, "env")
-	for _, e := range env.Content {
-		if n := lookup(e, "name"); n != nil && n.Value == name {
-			return
-		}
+	if indexOfName(env, name) < 0 {
+		env.Content = append(env.Content, ynode.Map("name", name, "value", value))
 	}
-	env.Content = append(env.Content, ynode.Map("name", name, "value", value))
 }
 
 // AddVolumeMount mounts a volume, unless the container already mounts
 // something at that path.
-func (c *Container) AddVolumeMount(volume, path string, readOnly bool) *field.Error {
+func (c *Container) AddVolumeMount(volume, mountPath string) *field.Error {
 	mounts := ensureSeq(c.node, "volumeMounts")
 	for i, m := range mounts.Content {
-		if p := lookup(m, "mountPath"); p != nil && p.Value == path {
-			return duplicate(c.path.Child("volumeMounts").Index(i).Child("mountPath"), path,
+		if p := lookup(m, "mountPath"); p != nil && path.Clean(p.Value) == path.Clean(mountPath) {
+			return duplicate(c.path.Child("volumeMounts").Index(i).Child("mountPath"), p.Value,
 				"trainfn mounts the "+volume+" volume there")
 		}
 	}
-	mount := ynode.Map("name", volume, "mountPath", path)
-	if readOnly {
-		mount.Content = append(mount.Content, ynode.String("readOnly"), ynode.Of(true))
-	}
-	mounts.Content = append(mounts.Content, mount)
+	mounts.Content = append(mounts.Content, ynode.Map("name", volume, "mountPath", mountPath))
 	return nil
-}
-
-// Node is the container's node, for copying.
-func (c *Container) Node() *yaml.Node { return c.node }
-
-// mergeStringMap sets every entry of m on a mapping of strings, in key order
-// for entries it adds.
-func mergeStringMap(mapping *yaml.Node, m map[string]string) {
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		setField(mapping, k, ynode.String(m[k]))
-	}
 }
 
 func duplicate(path *field.Path, value, why string) *field.Error {
 	return &field.Error{Type: field.ErrorTypeDuplicate, Field: path.String(), BadValue: value, Detail: why}
+}
+
+// indexOfName finds the item of a list of named objects with that name.
+func indexOfName(seq *yaml.Node, name string) int {
+	if seq == nil {
+		return -1
+	}
+	return slices.IndexFunc(seq.Content, func(item *yaml.Node) bool {
+		n := lookup(item, "name")
+		return n != nil && n.Value == name
+	})
 }
 
 func lookup(m *yaml.Node, name string) *yaml.Node {

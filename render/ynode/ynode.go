@@ -58,11 +58,6 @@ func Of(v any) *yaml.Node {
 		return nil
 	case *yaml.Node:
 		return t
-	case *yaml.RNode:
-		if t == nil {
-			return nil
-		}
-		return t.YNode()
 	case string:
 		return String(t)
 	case *string:
@@ -103,10 +98,15 @@ func Of(v any) *yaml.Node {
 	panic(fmt.Sprintf("ynode: cannot build a node from %T", v))
 }
 
-// String is a string scalar; the encoder quotes it where YAML would read it
-// as something else ("true", "1", "").
+// String is a string scalar. The encoder quotes what YAML 1.2 would read as
+// another type; strings YAML 1.1 reads so ("on", "y", "no") are quoted here,
+// since kubectl and the API server's clients read YAML 1.1.
 func String(s string) *yaml.Node {
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: s}
+	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: s}
+	if yaml.IsYaml1_1NonString(n) {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	return n
 }
 
 // Int is an integer scalar.

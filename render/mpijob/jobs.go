@@ -1,7 +1,7 @@
 package mpijob
 
 import (
-	"strconv"
+	"path"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -19,7 +19,7 @@ import (
 // accept SSH.
 func launcherJob(job *Job) (*yaml.RNode, []render.Warning, field.ErrorList) {
 	t, warnings := podTemplate(job, &job.Launcher, labels.RoleLauncher)
-	t.Set("hostname", ynode.String(naming.Launcher(job.Name)))
+	warnings = append(warnings, overridden(t, "hostname", naming.Launcher(job.Name), "the hostfile and Hydra's proxies know the launcher by it")...)
 
 	main := t.Main()
 	main.AddEnv("K_MPI_JOB_ROLE", labels.RoleLauncher)
@@ -43,7 +43,7 @@ func launcherJob(job *Job) (*yaml.RNode, []render.Warning, field.ErrorList) {
 			ynode.Map("key", mpi.WaitForWorkersKey, "path", mpi.WaitForWorkersKey, "mode", ynode.FileMode(0o555)))
 		errs = appendErr(errs, mountSSH(job, t, main))
 	}
-	errs = appendErr(errs, main.AddVolumeMount(configVolume, mpi.ConfigDir, false))
+	errs = appendErr(errs, main.AddVolumeMount(configVolume, mpi.ConfigDir))
 	errs = appendErr(errs, t.AddVolume(ynode.Map("name", configVolume, "configMap", ynode.Map(
 		"name", naming.ConfigMap(job.Name), "items", items))))
 	if job.workers() > 0 {
@@ -59,18 +59,12 @@ func launcherJob(job *Job) (*yaml.RNode, []render.Warning, field.ErrorList) {
 // it checks is the SSH mpirun will use, and it adds nothing to what the pod
 // requests.
 func waitForWorkers(job *Job, main *pod.Container) *yaml.Node {
-	env := copyOf(main.Get("env"))
-	if env == nil {
-		env = ynode.Seq()
-	}
-	env.Content = append(env.Content,
-		ynode.Map("name", mpi.WaitTimeoutEnv, "value", strconv.Itoa(mpi.DefaultWaitTimeoutSeconds)))
 	c := ynode.Map(
 		"name", waitContainer,
 		"image", copyOf(main.Get("image")),
 		"imagePullPolicy", copyOf(main.Get("imagePullPolicy")),
 		"command", []string{"/bin/sh", mpi.ConfigDir + "/" + mpi.WaitForWorkersKey},
-		"env", env,
+		"env", copyOf(main.Get("env")),
 		"envFrom", copyOf(main.Get("envFrom")),
 		"resources", copyOf(main.Get("resources")),
 		"securityContext", copyOf(main.Get("securityContext")),
@@ -79,13 +73,21 @@ func waitForWorkers(job *Job, main *pod.Container) *yaml.Node {
 			ynode.Map("name", configVolume, "mountPath", mpi.ConfigDir),
 		),
 	)
+	// Shown with its default, so it can be patched; a value the launcher's
+	// environment sets wins.
+	pod.ContainerOf(c).AddEnv(mpi.WaitTimeoutEnv, mpi.DefaultWaitTimeout)
 	return c
 }
 
 // workerJob runs one pod per worker as an Indexed Job: the Job controller
-// gives pod i the hostname <job>-worker-i and replaces it when it fails.
+// gives pod i the hostname <job>-worker-i and replaces it when it fails,
+// once the failed pod is gone, so that two pods never share a hostname.
 func workerJob(job *Job) (*yaml.RNode, []render.Warning, field.ErrorList) {
 	t, warnings := podTemplate(job, job.Worker, labels.RoleWorker)
+	if hostname := t.Remove("hostname"); hostname != nil {
+		warnings = append(warnings, render.Warning{Field: t.Path("hostname"),
+			Message: "ignored: the Indexed Job names the host of worker i " + naming.Workers(job.Name) + "-<i>"})
+	}
 	main := t.Main()
 	if main.Get("command") == nil && main.Get("args") == nil {
 		main.Set("command", ynode.Of([]string{"/usr/sbin/sshd", "-De"}))
@@ -101,6 +103,7 @@ func workerJob(job *Job) (*yaml.RNode, []render.Warning, field.ErrorList) {
 			"completionMode", "Indexed",
 			"completions", n,
 			"parallelism", n,
+			"podReplacementPolicy", "Failed",
 			"template", t.Node())), warnings, errs
 }
 
@@ -112,7 +115,7 @@ func workerJob(job *Job) (*yaml.RNode, []render.Warning, field.ErrorList) {
 func mountSSH(job *Job, t *pod.Template, main *pod.Container) *field.Error {
 	root, known := t.RunsAsRoot()
 	if !known {
-		root = job.SSHAuthMountPath == "/root/.ssh"
+		root = path.Clean(job.SSHAuthMountPath) == "/root/.ssh"
 	}
 	mode := int32(0o644)
 	if root {
@@ -128,7 +131,7 @@ func mountSSH(job *Job, t *pod.Template, main *pod.Container) *field.Error {
 		)))); err != nil {
 		return err
 	}
-	return main.AddVolumeMount(sshVolume, job.SSHAuthMountPath, false)
+	return main.AddVolumeMount(sshVolume, job.SSHAuthMountPath)
 }
 
 func copyOf(n *yaml.Node) *yaml.Node {

@@ -43,8 +43,11 @@ type Replica struct {
 	Path     *field.Path
 }
 
-// RunPolicy is what the Jobs enforce of the job's run policy.
+// RunPolicy is the job's run policy: what the Jobs enforce, and the clean-up
+// left to run time.
 type RunPolicy struct {
+	// CleanPodPolicy is None, Running or All.
+	CleanPodPolicy          string
 	BackoffLimit            *int32
 	ActiveDeadlineSeconds   *int64
 	TTLSecondsAfterFinished *int32
