@@ -3,10 +3,10 @@ package functions
 import (
 	"bytes"
 	"maps"
-	"slices"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 

@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 	yaml11 "go.yaml.in/yaml/v2"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // Strings trainfn writes must read back as strings with YAML 1.1, which
