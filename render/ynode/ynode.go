@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -103,10 +104,28 @@ func Of(v any) *yaml.Node {
 // since kubectl and the API server's clients read YAML 1.1.
 func String(s string) *yaml.Node {
 	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: s}
-	if yaml.IsYaml1_1NonString(n) {
+	if mayReadAsNonString(s) && yaml.IsValueNonString(s) {
 		n.Style = yaml.DoubleQuotedStyle
 	}
 	return n
+}
+
+// mayReadAsNonString is a cheap first look before kyaml's exact test, which
+// parses the value: YAML 1.1 reads a plain scalar as something other than a
+// string only if it starts as a number does (a digit, a sign, a dot), is
+// "~", or is one of its boolean and null words.
+func mayReadAsNonString(s string) bool {
+	if s == "" {
+		return false
+	}
+	if c := s[0]; c >= '0' && c <= '9' || strings.ContainsRune("+-.~", rune(c)) {
+		return true
+	}
+	switch strings.ToLower(s) {
+	case "y", "yes", "n", "no", "true", "false", "on", "off", "null":
+		return true
+	}
+	return false
 }
 
 // Int is an integer scalar.
