@@ -49,11 +49,11 @@ type Diagnostic struct {
 func (d Diagnostic) String() string {
 	var b strings.Builder
 	if d.Source.Path != "" {
+		// Lines are known only for files trainfn read itself, which have a
+		// path.
 		b.WriteString(d.Source.Path)
 		b.WriteString(position(d.Line, d.Column))
 		b.WriteString(": ")
-	} else if d.Line > 0 {
-		fmt.Fprintf(&b, "line %s: ", position(d.Line, d.Column)[1:])
 	}
 	b.WriteString(string(d.Severity))
 	b.WriteString(": ")

@@ -92,11 +92,10 @@ func expandOne(doc Document) ([]*yaml.RNode, Diagnostics) {
 	rendered, errs := renderer(valid)
 	var diags Diagnostics
 	for _, e := range errs {
-		diags = append(diags, diag(Error, schemas.FieldProblem(doc.Node, e)))
+		diags = append(diags, diag(Error, schemas.ProblemAt(doc.Node, e.Field, e.ErrorBody())))
 	}
 	for _, w := range rendered.Warnings {
-		line, column := schemas.Position(doc.Node, w.Field.String())
-		diags = append(diags, diag(Warning, schemas.Problem{Field: w.Field.String(), Message: w.Message, Line: line, Column: column}))
+		diags = append(diags, diag(Warning, schemas.ProblemAt(doc.Node, w.Field.String(), w.Message)))
 	}
 	return rendered.Objects, diags
 }
@@ -176,7 +175,10 @@ func sourceLess(a, b Document) bool {
 	if a.Source.Path != b.Source.Path {
 		return a.Source.Path < b.Source.Path
 	}
-	return startLine(a) < startLine(b) || (startLine(a) == startLine(b) && a.Source.Index < b.Source.Index)
+	if la, lb := startLine(a), startLine(b); la != lb {
+		return la < lb
+	}
+	return a.Source.Index < b.Source.Index
 }
 
 func describe(d Document) string {

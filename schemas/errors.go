@@ -56,30 +56,32 @@ func explain(err error, def, data cue.Value, doc *yaml.RNode) Problems {
 		}
 	}
 
+	// Batches in order of precedence: a batch adds nothing at a field an
+	// earlier batch spoke of, unless it always applies.
 	var out Problems
 	reported := map[string]bool{}
-	add := func(ps Problems, when func(Problem) bool) {
-		for _, p := range ps {
-			if when(p) {
+	add := func(batch Problems, always bool) {
+		var fields []string
+		for _, p := range batch {
+			if always || !reported[p.Field] {
 				out = append(out, p)
+				fields = append(fields, p.Field)
 			}
 		}
-		for _, p := range ps {
-			if when(p) {
-				reported[p.Field] = true
-			}
+		for _, f := range fields {
+			reported[f] = true
 		}
 	}
 	typed, valued := explainConflicts(conflicts)
-	add(typed, func(Problem) bool { return true })
-	add(rules, func(p Problem) bool { return !reported[p.Field] })
-	add(valued, func(p Problem) bool { return !reported[p.Field] })
+	add(typed, true)
+	add(rules, false)
+	add(valued, false)
 	// A failed disjunction also fails the validator that chose among its
 	// branches (matchN for int-or-string); the conflict says it better.
-	add(validators, func(p Problem) bool { return !reported[p.Field] })
+	add(validators, false)
 	// CUE leaves out unknown and missing fields of a struct that has other
 	// errors, so they are looked for separately, against the schema alone.
-	add(structuralProblems(def, doc.YNode(), doc.YNode(), nil), func(Problem) bool { return true })
+	add(structuralProblems(def, doc.YNode(), doc.YNode(), nil), true)
 
 	out = dedupe(out)
 	if len(out) == 0 {

@@ -36,11 +36,11 @@ func fieldProblem(fe *field.Error, line, column int) Problem {
 	return Problem{Field: fe.Field, Message: fe.ErrorBody(), Line: line, Column: column}
 }
 
-// FieldProblem is a field error found in a document after validation, by
-// a renderer; it is located the way validation's problems are.
-func FieldProblem(doc *yaml.RNode, fe *field.Error) Problem {
-	line, column := Position(doc, fe.Field)
-	return fieldProblem(fe, line, column)
+// ProblemAt is a problem a later phase (a renderer) finds at a field of a
+// validated document, located the way validation's problems are.
+func ProblemAt(doc *yaml.RNode, fieldPath, message string) Problem {
+	line, column := Position(doc, fieldPath)
+	return Problem{Field: fieldPath, Message: message, Line: line, Column: column}
 }
 
 // Problems are sorted by position, then by field path.

@@ -36,9 +36,10 @@ func launcherJob(job *Job) (*yaml.RNode, []render.Warning, field.ErrorList) {
 		ynode.Map("key", mpi.HostfileKey, "path", mpi.HostfileKey, "mode", ynode.FileMode(0o444)),
 		ynode.Map("key", mpi.DiscoverHostsKey, "path", mpi.DiscoverHostsKey, "mode", ynode.FileMode(0o555)),
 	)
+	// Only remote hosts need SSH, and a start-up to wait for.
+	remote := job.workers() > 0
 	var errs field.ErrorList
-	if job.workers() > 0 {
-		// Only remote hosts need SSH, and a start-up to wait for.
+	if remote {
 		items.Content = append(items.Content,
 			ynode.Map("key", mpi.WaitForWorkersKey, "path", mpi.WaitForWorkersKey, "mode", ynode.FileMode(0o555)))
 		errs = appendErr(errs, mountSSH(job, t, main))
@@ -46,7 +47,7 @@ func launcherJob(job *Job) (*yaml.RNode, []render.Warning, field.ErrorList) {
 	errs = appendErr(errs, main.AddVolumeMount(configVolume, mpi.ConfigDir))
 	errs = appendErr(errs, t.AddVolume(ynode.Map("name", configVolume, "configMap", ynode.Map(
 		"name", naming.ConfigMap(job.Name), "items", items))))
-	if job.workers() > 0 {
+	if remote {
 		errs = appendErr(errs, t.AddInitContainer(waitForWorkers(job, main)))
 	}
 

@@ -166,7 +166,8 @@ type Container struct {
 	path *field.Path
 }
 
-// ContainerOf edits a container trainfn builds itself.
+// ContainerOf edits a container trainfn builds itself; it has no place in
+// the user's spec, so errors about it carry no field path.
 func ContainerOf(node *yaml.Node) *Container { return &Container{node: node} }
 
 // Get returns a field of the container, or nil.
