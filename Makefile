@@ -4,7 +4,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build test tools lint golden generate bench clean
+.PHONY: build test e2e tools cluster-tools lint golden generate bench clean
 
 ## build: bin/trainfn, the binary the examples' exec paths point at
 build:
@@ -14,14 +14,23 @@ build:
 test: tools lint
 	TRAINFN_REQUIRE_TOOLS=1 $(GO) test ./...
 
+## e2e: apply every rendered output to a real control plane, built once
+e2e: tools cluster-tools
+	TRAINFN_REQUIRE_TOOLS=1 $(GO) test -tags e2e -count=1 -parallel 8 -timeout 30m ./test/...
+
 ## tools: install what the tests run for real (kustomize, ssh, sshd); idempotent
 tools:
 	hack/tools.sh
+
+## cluster-tools: build etcd, the Kubernetes components and kwok into .cache/bin
+cluster-tools:
+	hack/cluster-tools.sh
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags e2e ./test/...
 
 ## golden: rewrite the expected outputs from the current code; review the diff
 golden: tools

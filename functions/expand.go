@@ -25,6 +25,16 @@ var renderers = map[schemas.Kind]func(*schemas.Validated) (render.Output, field.
 // through with a warning, since an operator in the cluster may expect them.
 var jobGroups = map[string]bool{"kubeflow.org": true, "diengine.opendilab.org": true}
 
+// PassesThrough reports whether trainfn leaves an object of this apiVersion
+// and kind unexpanded for an operator in the cluster to run.
+func PassesThrough(apiVersion, kind string) bool {
+	if _, ok := renderers[schemas.Kind{APIVersion: apiVersion, Kind: kind}]; ok {
+		return false
+	}
+	group, _ := resid.ParseGroupVersion(apiVersion)
+	return jobGroups[group]
+}
+
 // Document is an input document and where it came from.
 type Document struct {
 	Node   *yaml.RNode
@@ -68,7 +78,7 @@ func expandOne(doc Document) ([]*yaml.RNode, Diagnostics) {
 	kind := schemas.Kind{APIVersion: meta.APIVersion, Kind: meta.Kind}
 	renderer, ok := renderers[kind]
 	if !ok {
-		if group, _ := resid.ParseGroupVersion(meta.APIVersion); jobGroups[group] {
+		if PassesThrough(meta.APIVersion, meta.Kind) {
 			return []*yaml.RNode{doc.Node}, Diagnostics{{Severity: Warning, Source: doc.Source, Resource: ref,
 				Line: startLine(doc), Message: fmt.Sprintf("passed through unchanged: trainfn does not expand %s", kind)}}
 		}

@@ -36,3 +36,6 @@ debian_command() {
 go_tool kustomize sigs.k8s.io/kustomize/kustomize/v5@v5.8.2
 debian_command ssh-keygen openssh-client
 debian_command sshd openssh-server
+# The end-to-end suite stands a pod in for its own namespaces.
+debian_command ip iproute2
+debian_command unshare util-linux

@@ -1,0 +1,78 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// PodCIDR is where kwok takes pod IPs from.
+const PodCIDR = "10.244.0.0/16"
+
+// fakeNodeAnnotation marks the nodes kwok plays the kubelet of.
+const fakeNodeAnnotation = "kwok.x-k8s.io/node"
+
+// nodeCapacity is what every fake node offers; GPUs because users' jobs
+// ask for them.
+var nodeCapacity = corev1.ResourceList{
+	corev1.ResourceCPU:    resource.MustParse("64"),
+	corev1.ResourceMemory: resource.MustParse("512Gi"),
+	corev1.ResourcePods:   resource.MustParse("110"),
+	"nvidia.com/gpu":      resource.MustParse("8"),
+}
+
+// addNodes registers fake nodes, as kubelets do, and waits until the
+// scheduler may use them: kwok has reported them ready and the node
+// lifecycle controller has lifted the not-ready taint.
+func (c *Cluster) addNodes(ctx context.Context, n int) error {
+	for i := range n {
+		name := fmt.Sprintf("kwok-node-%d", i)
+		node := &corev1.Node{
+			ObjectMeta: metav1.ObjectMeta{
+				Name:        name,
+				Annotations: map[string]string{fakeNodeAnnotation: "fake"},
+				Labels: map[string]string{
+					"kubernetes.io/hostname": name,
+					"kubernetes.io/os":       "linux",
+					"kubernetes.io/arch":     "amd64",
+					"type":                   "kwok",
+				},
+			},
+			Status: corev1.NodeStatus{Capacity: nodeCapacity, Allocatable: nodeCapacity},
+		}
+		if _, err := c.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("registering node %s: %w", name, err)
+		}
+	}
+	return waitFor("fake nodes", 2*time.Minute, c.procs, func() error {
+		nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for _, node := range nodes.Items {
+			if !ready(node) {
+				return fmt.Errorf("node %s is not ready", node.Name)
+			}
+			for _, taint := range node.Spec.Taints {
+				return fmt.Errorf("node %s still has the taint %s", node.Name, taint.Key)
+			}
+			if _, ok := node.Status.Allocatable["nvidia.com/gpu"]; !ok {
+				return fmt.Errorf("node %s offers no GPUs", node.Name)
+			}
+		}
+		return nil
+	})
+}
+
+func ready(node corev1.Node) bool {
+	for _, cond := range node.Status.Conditions {
+		if cond.Type == corev1.NodeReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}

@@ -1,0 +1,40 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/trainfn/trainfn/test/cluster"
+)
+
+// kube is the control plane every test of the suite shares; each test gets
+// its own namespace.
+var kube *cluster.Cluster
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	began := time.Now()
+	var err error
+	kube, err = cluster.Start(ctx, cluster.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: starting the control plane:", err)
+		return 1
+	}
+	defer kube.Stop()
+	fmt.Fprintf(os.Stderr, "e2e: control plane up in %s\n", time.Since(began).Round(time.Millisecond))
+	code := m.Run()
+	if code != 0 {
+		fmt.Fprintf(os.Stderr, "e2e: the components' last words:\n%s", kube.Logs(20))
+	}
+	return code
+}

@@ -1,0 +1,219 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/trainfn/trainfn/render/mpi"
+	"github.com/trainfn/trainfn/test/testtool"
+)
+
+// kwok runs no containers, so the launcher's wait-for-workers container is
+// run here instead, as its pod would run it, in a network, mount and UTS
+// namespace of its own that stands in for the pod:
+//   - /etc/mpi holds the ConfigMap items the pod mounts, read back from the
+//     API server, with their modes;
+//   - /etc/hostname is the pod's hostname;
+//   - the worker pods' IPs, as kwok assigned them, are served by one real
+//     sshd;
+//   - names resolve through /etc/hosts, written from the namespace's
+//     EndpointSlices the way cluster DNS answers for headless Services (no
+//     cluster DNS server runs here). A hostfile name the Services do not
+//     list does not resolve, and the script fails.
+//
+// The script, its command and its environment are the pod's own; only ssh's
+// identity file is added, through /etc/ssh/ssh_config as an image's would.
+const podShell = `set -eu
+dir=$1; shift
+mount -t overlay overlay -o "lowerdir=/etc,upperdir=$dir/etc,workdir=$dir/work" /etc
+hostname "$(cat /etc/hostname)"
+ip link set lo up
+while [ "$1" != -- ]; do ip addr add "$1/32" dev lo; shift; done
+shift
+"$SSHD" -D -e -f "$dir/sshd_config" 2>"$dir/sshd.log" &
+sshd=$!
+trap 'kill $sshd 2>/dev/null' EXIT
+"$@"
+`
+
+// waitContainer is the launcher's init container that runs the
+// wait-for-workers script, if it has one.
+func waitContainer(pod *corev1.Pod) *corev1.Container {
+	for i, c := range pod.Spec.InitContainers {
+		if slices.ContainsFunc(append(c.Command, c.Args...), func(arg string) bool {
+			return strings.HasSuffix(arg, mpi.WaitForWorkersKey)
+		}) {
+			return &pod.Spec.InitContainers[i]
+		}
+	}
+	return nil
+}
+
+// checkWaitForWorkers runs a launcher pod's wait-for-workers container as
+// described above and expects it to reach every worker of the hostfile.
+func checkWaitForWorkers(t *testing.T, ns string, launcher *corev1.Pod) {
+	unshare := testtool.Find(t, "unshare")
+	testtool.Find(t, "ip")
+	sshd := testtool.Find(t, "sshd")
+	keygen := testtool.Find(t, "ssh-keygen")
+	testtool.Find(t, "ssh")
+	container := waitContainer(launcher)
+
+	dir := t.TempDir()
+	etc := filepath.Join(dir, "etc")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "work"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(etc, "ssh"), 0o755))
+	hostfile := projectConfigMap(t, ns, launcher, container, etc)
+	require.NoError(t, os.WriteFile(filepath.Join(etc, "hostname"), []byte(launcher.Spec.Hostname+"\n"), 0o644))
+
+	hosts := "127.0.0.1 localhost\n"
+	var ips []string
+	for ip, names := range endpointNames(t, ns) {
+		hosts += ip + " " + strings.Join(names, " ") + "\n"
+		ips = append(ips, ip)
+	}
+	slices.Sort(ips)
+	require.NoError(t, os.WriteFile(filepath.Join(etc, "hosts"), []byte(hosts), 0o644))
+
+	for _, key := range []string{"host_key", "id"} {
+		out, err := exec.Command(keygen, "-q", "-t", "ed25519", "-N", "", "-f", filepath.Join(dir, key)).CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
+	pub, err := os.ReadFile(filepath.Join(dir, "id.pub"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "authorized_keys"), pub, 0o600))
+	require.NoError(t, os.MkdirAll("/run/sshd", 0o755), "sshd's privilege separation directory")
+	env := containerEnv(t, container, sshd)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sshd_config"), fmt.Appendf(nil, `%[1]sListenAddress 0.0.0.0
+HostKey %[2]s/host_key
+AuthorizedKeysFile %[2]s/authorized_keys
+PidFile none
+StrictModes no
+UsePAM no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+`, sshdPorts(env), dir), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(etc, "ssh", "ssh_config"),
+		fmt.Appendf(nil, "Host *\n    IdentityFile %s/id\n", dir), 0o644))
+
+	args := []string{"--net", "--mount", "--uts", "--fork", "--kill-child", "/bin/sh", "-c", podShell, "pod", dir}
+	args = append(append(append(args, ips...), "--"), append(container.Command, container.Args...)...)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, unshare, args...)
+	cmd.Env = env
+	// A hung script must not outlive the test: its whole process group
+	// goes, sshd and ssh with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	sshdLog, _ := os.ReadFile(filepath.Join(dir, "sshd.log"))
+	require.NoError(t, err, "wait-for-workers of %s:\n%s\nsshd:\n%s\n/etc/hosts:\n%s", launcher.Name, out.String(), sshdLog, hosts)
+	for _, host := range hostfileHosts(hostfile) {
+		if strings.Split(host, ".")[0] == launcher.Spec.Hostname {
+			continue
+		}
+		require.Contains(t, out.String(), "trainfn: "+host+" accepts SSH\n")
+	}
+	t.Logf("wait-for-workers of %s:\n%s", launcher.Name, strings.TrimSpace(out.String()))
+}
+
+// projectConfigMap writes the items of the ConfigMap volume the container
+// mounts at the MPI config folder below etc, as the kubelet projects them,
+// and returns the hostfile.
+func projectConfigMap(t *testing.T, ns string, pod *corev1.Pod, container *corev1.Container, etc string) string {
+	var volume string
+	for _, m := range container.VolumeMounts {
+		if m.MountPath == mpi.ConfigDir {
+			volume = m.Name
+		}
+	}
+	require.NotEmpty(t, volume, "%s mounts nothing at %s", container.Name, mpi.ConfigDir)
+	var source *corev1.ConfigMapVolumeSource
+	for _, v := range pod.Spec.Volumes {
+		if v.Name == volume {
+			source = v.ConfigMap
+		}
+	}
+	require.NotNil(t, source, "volume %s of %s is no ConfigMap", volume, pod.Name)
+	cm, err := kube.Client.CoreV1().ConfigMaps(ns).Get(context.Background(), source.Name, metav1.GetOptions{})
+	require.NoError(t, err)
+
+	dir := filepath.Join(etc, strings.TrimPrefix(path.Clean(mpi.ConfigDir), "/etc/"))
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	items := source.Items
+	if len(items) == 0 {
+		for key := range cm.Data {
+			items = append(items, corev1.KeyToPath{Key: key, Path: key})
+		}
+	}
+	for _, item := range items {
+		mode := int32(0o644)
+		if source.DefaultMode != nil {
+			mode = *source.DefaultMode
+		}
+		if item.Mode != nil {
+			mode = *item.Mode
+		}
+		data, ok := cm.Data[item.Key]
+		require.True(t, ok, "ConfigMap %s has no key %s", cm.Name, item.Key)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, item.Path), []byte(data), os.FileMode(mode)))
+	}
+	return cm.Data[mpi.HostfileKey]
+}
+
+// containerEnv is the container's environment, but for values only a
+// kubelet resolves. The wait gives up after 30 seconds whatever the
+// container says, so that a failing test fails quickly.
+func containerEnv(t *testing.T, c *corev1.Container, sshd string) []string {
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "SSHD=" + sshd}
+	for _, e := range c.Env {
+		if e.ValueFrom != nil {
+			t.Logf("%s: %s comes from %v, which only a kubelet resolves; left unset", c.Name, e.Name, e.ValueFrom)
+			continue
+		}
+		env = append(env, e.Name+"="+e.Value)
+	}
+	return append(env, mpi.WaitTimeoutEnv+"=30")
+}
+
+// sshPort finds the ports a launcher's extra ssh arguments ("-p 2222")
+// point at.
+var sshPort = regexp.MustCompile(`(?:^|[\s=])-p\s*([0-9]+)`)
+
+// sshdPorts are sshd_config Port lines for 22 and every port the
+// environment's ssh arguments name: the port a user's workers listen on.
+func sshdPorts(env []string) string {
+	ports := []string{"22"}
+	for _, kv := range env {
+		for _, m := range sshPort.FindAllStringSubmatch(kv, -1) {
+			ports = append(ports, m[1])
+		}
+	}
+	slices.Sort(ports)
+	var b strings.Builder
+	for _, p := range slices.Compact(ports) {
+		b.WriteString("Port " + p + "\n")
+	}
+	return b.String()
+}
