@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trainfn/trainfn/test/testtool"
+	"github.com/trainfn/trainfn/test/sshtest"
 )
 
 // The wait script runs here against a real sshd on loopback, with the real
@@ -25,40 +25,17 @@ import (
 // OMPI_MCA_plm_rsh_args, the way a user's extra ssh arguments do.
 
 type sshFixture struct {
-	dir, sshd, port string
-	env             []string
+	dir  string
+	sshd *sshtest.Server
+	env  []string
 }
 
 func newSSHFixture(t *testing.T) *sshFixture {
-	sshd := testtool.Find(t, "sshd")
-	keygen := testtool.Find(t, "ssh-keygen")
-	testtool.Find(t, "ssh")
 	dir := t.TempDir()
-	for _, key := range []string{"host_key", "id"} {
-		out, err := exec.Command(keygen, "-q", "-t", "ed25519", "-N", "", "-f", filepath.Join(dir, key)).CombinedOutput()
-		require.NoError(t, err, string(out))
-	}
-	pub, err := os.ReadFile(filepath.Join(dir, "id.pub"))
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "authorized_keys"), pub, 0o600))
-	if os.Getuid() == 0 {
-		// sshd started by root insists on its privilege separation directory.
-		require.NoError(t, os.MkdirAll("/run/sshd", 0o755))
-	}
 	port := freePort(t)
-	config := fmt.Sprintf(`Port %s
-ListenAddress 127.0.0.1
-HostKey %[2]s/host_key
-AuthorizedKeysFile %[2]s/authorized_keys
-PidFile %[2]s/sshd.pid
-StrictModes no
-UsePAM no
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-`, port, dir)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "sshd_config"), []byte(config), 0o600))
-	return &sshFixture{dir: dir, sshd: sshd, port: port, env: []string{
-		"OMPI_MCA_plm_rsh_args=-p " + port + " -i " + filepath.Join(dir, "id"),
+	sshd := sshtest.New(t, dir, "127.0.0.1", port)
+	return &sshFixture{dir: dir, sshd: sshd, env: []string{
+		"OMPI_MCA_plm_rsh_args=-p " + port + " -i " + sshd.Identity,
 	}}
 }
 
@@ -73,7 +50,7 @@ func freePort(t *testing.T) string {
 // as a worker pod that is still pulling its image would; it runs until the
 // test ends. The returned channel reports the start.
 func (f *sshFixture) startSSHDAfter(t *testing.T, delay time.Duration) <-chan error {
-	cmd := exec.Command(f.sshd, "-D", "-e", "-f", filepath.Join(f.dir, "sshd_config"))
+	cmd := exec.Command(f.sshd.SSHD, "-D", "-e", "-f", f.sshd.Config)
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	started := make(chan error, 1)

@@ -20,25 +20,36 @@ type user struct {
 	token  string
 }
 
-// The components sign in as the users Kubernetes' bootstrap RBAC policy
-// already binds to their roles, so RBAC is on and each has only what a real
-// cluster grants it. The controller manager goes further and runs each
-// controller under its own service account (--use-service-account-credentials).
-// kwok stands in for every kubelet at once, which no single node identity
-// may do, so it and the tests' admin are cluster administrators.
-func newUsers() (admin, controllerManager, scheduler, kwok user, err error) {
-	users := []*user{
-		{name: "trainfn-e2e-admin", groups: []string{"system:masters"}},
-		{name: "system:kube-controller-manager"},
-		{name: "system:kube-scheduler"},
-		{name: "kwok", groups: []string{"system:masters"}},
+// The users of a cluster. The components sign in as the users Kubernetes'
+// bootstrap RBAC policy already binds to their roles, so RBAC is on and each
+// has only what a real cluster grants it. The controller manager goes
+// further and runs each controller under its own service account
+// (--use-service-account-credentials). kwok stands in for every kubelet at
+// once, which no single node identity may do, so it and the tests' admin are
+// cluster administrators.
+const (
+	adminUser             = "trainfn-e2e-admin"
+	controllerManagerUser = "system:kube-controller-manager"
+	schedulerUser         = "system:kube-scheduler"
+	kwokUser              = "kwok"
+)
+
+func newUsers() ([]user, error) {
+	masters := []string{"system:masters"}
+	users := []user{
+		{name: adminUser, groups: masters},
+		{name: controllerManagerUser},
+		{name: schedulerUser},
+		{name: kwokUser, groups: masters},
 	}
-	for _, u := range users {
-		if u.token, err = randomToken(); err != nil {
-			return
+	for i := range users {
+		token, err := randomToken()
+		if err != nil {
+			return nil, err
 		}
+		users[i].token = token
 	}
-	return *users[0], *users[1], *users[2], *users[3], nil
+	return users, nil
 }
 
 func randomToken() (string, error) {

@@ -21,7 +21,6 @@ func TestBinaryPrefersKubebuilderAssets(t *testing.T) {
 
 func TestBinaryMissingSaysHowToBuildIt(t *testing.T) {
 	t.Setenv(AssetsEnv, t.TempDir())
-	t.Setenv("PATH", t.TempDir())
 
 	_, err := Binary("no-such-component")
 	require.ErrorContains(t, err, "no-such-component is not built: run hack/cluster-tools.sh")

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	certutil "k8s.io/client-go/util/cert"
 )
 
 // Options shape a cluster.
@@ -40,9 +41,14 @@ type Cluster struct {
 	Config     *rest.Config
 	Client     kubernetes.Interface
 
+	bins      map[string]string // component paths by name
+	ca        string            // the API server's certificate
 	procs     []*process
 	removeDir bool
 }
+
+// running are the components a cluster runs.
+var running = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok"}
 
 // The controllers a job's objects need: Jobs and StatefulSets make pods,
 // endpoint controllers fill Services, the garbage collector follows owner
@@ -70,13 +76,12 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if opts.Nodes == 0 {
 		opts.Nodes = 3
 	}
-	bins := map[string]string{}
-	for _, name := range Components {
-		if bins[name], err = Binary(name); err != nil {
+	c = &Cluster{Dir: opts.Dir, bins: map[string]string{}}
+	for _, name := range running {
+		if c.bins[name], err = Binary(name); err != nil {
 			return nil, err
 		}
 	}
-	c = &Cluster{Dir: opts.Dir}
 	if c.Dir == "" {
 		if c.Dir, err = os.MkdirTemp("", "trainfn-cluster-"); err != nil {
 			return nil, err
@@ -89,48 +94,72 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 			c = nil
 		}
 	}()
-	ports, err := freePorts(3)
+	etcd, err := c.startEtcd(ctx)
 	if err != nil {
 		return c, err
 	}
-	etcdClient, etcdPeer, apiPort := ports[0], ports[1], ports[2]
-
-	admin, controllerManager, scheduler, kwok, err := newUsers()
+	users, err := c.startAPIServer(ctx, etcd)
 	if err != nil {
 		return c, err
 	}
-	tokens := filepath.Join(c.Dir, "tokens.csv")
-	saKey := filepath.Join(c.Dir, "service-account.key")
-	pki := filepath.Join(c.Dir, "pki")
-	if err = writeTokenFile(tokens, admin, controllerManager, scheduler, kwok); err != nil {
+	if err = c.startControllers(users); err != nil {
 		return c, err
 	}
-	if err = writeServiceAccountKey(saKey); err != nil {
+	if err = c.addNodes(ctx, opts.Nodes); err != nil {
 		return c, err
 	}
+	return c, nil
+}
 
-	etcdURL := "http://127.0.0.1:" + etcdClient
-	peerURL := "http://127.0.0.1:" + etcdPeer
-	if err = c.run("etcd", bins["etcd"],
+// startEtcd starts etcd and returns its client URL once it is healthy.
+func (c *Cluster) startEtcd(ctx context.Context) (string, error) {
+	ports, err := freePorts(2)
+	if err != nil {
+		return "", err
+	}
+	url := "http://127.0.0.1:" + ports[0]
+	peer := "http://127.0.0.1:" + ports[1]
+	err = c.run("etcd",
 		"--data-dir", filepath.Join(c.Dir, "etcd"),
-		"--listen-client-urls", etcdURL, "--advertise-client-urls", etcdURL,
-		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
-		"--initial-cluster", "default="+peerURL,
+		"--listen-client-urls", url, "--advertise-client-urls", url,
+		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+		"--initial-cluster", "default="+peer,
 		// A test cluster's data may be lost with the machine; syncing every
 		// write to disk only slows the API server down.
 		"--unsafe-no-fsync",
 		"--log-level", "warn",
-	); err != nil {
-		return c, err
+	)
+	if err != nil {
+		return "", err
 	}
-	if err = waitFor("etcd", time.Minute, c.procs, func() error { return healthy(etcdURL + "/health") }); err != nil {
-		return c, err
-	}
+	return url, c.waitFor(ctx, "etcd", time.Minute, func(ctx context.Context) error { return healthy(ctx, url+"/health") })
+}
 
-	if err = c.run("kube-apiserver", bins["kube-apiserver"],
-		"--etcd-servers", etcdURL,
+// startAPIServer starts the API server over etcd, writes a kubeconfig for
+// each of the cluster's users, and returns once it is ready, with the
+// kubeconfigs by user.
+func (c *Cluster) startAPIServer(ctx context.Context, etcd string) (kubeconfigs map[string]string, err error) {
+	ports, err := freePorts(1)
+	if err != nil {
+		return nil, err
+	}
+	users, err := newUsers()
+	if err != nil {
+		return nil, err
+	}
+	tokens := filepath.Join(c.Dir, "tokens.csv")
+	saKey := filepath.Join(c.Dir, "service-account.key")
+	pki := filepath.Join(c.Dir, "pki")
+	if err = writeTokenFile(tokens, users...); err != nil {
+		return nil, err
+	}
+	if err = writeServiceAccountKey(saKey); err != nil {
+		return nil, err
+	}
+	err = c.run("kube-apiserver",
+		"--etcd-servers", etcd,
 		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
-		"--secure-port", apiPort,
+		"--secure-port", ports[0],
 		// The API server writes a self-signed serving certificate here;
 		// every client trusts exactly that certificate.
 		"--cert-dir", pki,
@@ -144,78 +173,85 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		// The kubernetes Service may not point at a loopback address, and
 		// nothing here calls the API server through it.
 		"--endpoint-reconciler-type", "none",
-	); err != nil {
-		return c, err
+	)
+	if err != nil {
+		return nil, err
 	}
-	server := "https://127.0.0.1:" + apiPort
-	ca := filepath.Join(pki, "apiserver.crt")
-	if err = waitFor("kube-apiserver's certificate", time.Minute, c.procs, func() error {
-		_, err := os.Stat(ca)
+	c.ca = filepath.Join(pki, "apiserver.crt")
+	if err = c.waitFor(ctx, "kube-apiserver's certificate", time.Minute, func(context.Context) error {
+		// Written in place: only a whole certificate parses.
+		_, err := certutil.CertsFromFile(c.ca)
 		return err
 	}); err != nil {
-		return c, err
+		return nil, err
 	}
-	kubeconfigs := map[string]string{}
-	for _, u := range []user{admin, controllerManager, scheduler, kwok} {
-		if kubeconfigs[u.name], err = writeKubeconfig(c.Dir, server, ca, u); err != nil {
-			return c, err
+	kubeconfigs = map[string]string{}
+	for _, u := range users {
+		if kubeconfigs[u.name], err = writeKubeconfig(c.Dir, "https://127.0.0.1:"+ports[0], c.ca, u); err != nil {
+			return nil, err
 		}
 	}
-	c.Kubeconfig = kubeconfigs[admin.name]
+	c.Kubeconfig = kubeconfigs[adminUser]
 	if c.Config, err = clientcmd.BuildConfigFromFlags("", c.Kubeconfig); err != nil {
-		return c, err
+		return nil, err
 	}
+	// Tests share this client and poll with it in parallel; client-go's
+	// default of 5 requests a second would queue them behind each other.
+	c.Config.QPS = -1
 	if c.Client, err = kubernetes.NewForConfig(c.Config); err != nil {
-		return c, err
+		return nil, err
 	}
-	if err = waitFor("kube-apiserver", 2*time.Minute, c.procs, func() error {
+	return kubeconfigs, c.waitFor(ctx, "kube-apiserver", 2*time.Minute, func(ctx context.Context) error {
 		return c.Client.CoreV1().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
-	}); err != nil {
-		return c, err
-	}
+	})
+}
 
-	if err = c.run("kube-controller-manager", bins["kube-controller-manager"],
-		"--kubeconfig", kubeconfigs[controllerManager.name],
+// startControllers starts what turns objects into running pods: the
+// controller manager, the scheduler, and kwok in the kubelets' place.
+func (c *Cluster) startControllers(kubeconfigs map[string]string) error {
+	err := c.run("kube-controller-manager",
+		"--kubeconfig", kubeconfigs[controllerManagerUser],
 		"--controllers", strings.Join(controllers, ","),
 		"--use-service-account-credentials",
-		"--root-ca-file", ca,
+		"--root-ca-file", c.ca,
 		"--leader-elect=false",
 		"--secure-port=0",
-	); err != nil {
-		return c, err
+		// kwok renews the nodes' leases, but a loaded machine may starve it
+		// for a while; a node taken for lost would have every pod on it
+		// marked not ready for the rest of the run.
+		"--node-monitor-grace-period", "5m",
+	)
+	if err != nil {
+		return err
 	}
-	if err = c.run("kube-scheduler", bins["kube-scheduler"],
-		"--kubeconfig", kubeconfigs[scheduler.name],
+	err = c.run("kube-scheduler",
+		"--kubeconfig", kubeconfigs[schedulerUser],
 		"--leader-elect=false",
 		"--secure-port=0",
-	); err != nil {
-		return c, err
+	)
+	if err != nil {
+		return err
 	}
-	kwokConfig := filepath.Join(c.Dir, "kwok.yaml")
-	if err = os.WriteFile(kwokConfig, []byte(kwokStages()), 0o644); err != nil {
-		return c, err
+	config := filepath.Join(c.Dir, "kwok.yaml")
+	if err = os.WriteFile(config, []byte(kwokStages()), 0o644); err != nil {
+		return err
 	}
-	if err = c.run("kwok", bins["kwok"],
-		"--config", kwokConfig,
-		"--kubeconfig", kubeconfigs[kwok.name],
+	return c.run("kwok",
+		"--config", config,
+		"--kubeconfig", kubeconfigs[kwokUser],
 		"--manage-nodes-with-annotation-selector", fakeNodeAnnotation+"=fake",
 		"--cidr", PodCIDR,
 		"--node-ip", "10.243.0.1",
-		// Renewed leases keep the node lifecycle controller from marking
-		// the nodes, and every pod on them, not ready.
+		// Without a configuration file of its own, kwok renews no node
+		// leases unless given their duration; the node lifecycle
+		// controller takes a node without one for lost.
 		"--node-lease-duration-seconds", "40",
-	); err != nil {
-		return c, err
-	}
-	if err = c.addNodes(ctx, opts.Nodes); err != nil {
-		return c, err
-	}
-	return c, nil
+	)
 }
 
 // run starts a component and keeps it for Stop.
-func (c *Cluster) run(name, binary string, args ...string) error {
-	p, err := start(c.Dir, name, binary, args...)
+func (c *Cluster) run(name string, args ...string) error {
+	p, err := start(c.Dir, name, c.bins[name], args...)
 	if err != nil {
 		return err
 	}
@@ -244,8 +280,14 @@ func (c *Cluster) Logs(lines int) string {
 	return b.String()
 }
 
-func healthy(url string) error {
-	resp, err := http.Get(url)
+func healthy(ctx context.Context, url string) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return err
 	}

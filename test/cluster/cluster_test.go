@@ -23,6 +23,7 @@ func TestStartServesAndStopLeavesNothing(t *testing.T) {
 	defer cancel()
 	c, err := Start(ctx, Options{Nodes: 2})
 	require.NoError(t, err)
+	t.Cleanup(c.Stop)
 	dir, procs := c.Dir, c.procs
 
 	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})

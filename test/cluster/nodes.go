@@ -48,7 +48,7 @@ func (c *Cluster) addNodes(ctx context.Context, n int) error {
 			return fmt.Errorf("registering node %s: %w", name, err)
 		}
 	}
-	return waitFor("fake nodes", 2*time.Minute, c.procs, func() error {
+	return c.waitFor(ctx, "fake nodes", 2*time.Minute, func(ctx context.Context) error {
 		nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return err

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // process is one running component, its output kept in a log file so that
@@ -87,23 +90,26 @@ func (p *process) tail(lines int) string {
 	return strings.Join(all, "\n")
 }
 
-// waitFor polls check until it succeeds, a process ends or the timeout
-// passes; the error says which, with check's last complaint.
-func waitFor(what string, timeout time.Duration, procs []*process, check func() error) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return nil
+// waitFor polls check until it succeeds, a component ends, the timeout
+// passes or ctx is done; the error says which, with check's last complaint.
+func (c *Cluster) waitFor(ctx context.Context, what string, timeout time.Duration, check func(context.Context) error) error {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		if last = check(ctx); last == nil {
+			return true, nil
 		}
-		for _, p := range procs {
+		for _, p := range c.procs {
 			if failure := p.failed(); failure != nil {
-				return fmt.Errorf("waiting for %s: %w", what, failure)
+				return false, failure
 			}
 		}
-		if time.Now().After(deadline) {
-			return errors.Join(fmt.Errorf("%s not ready after %s", what, timeout), err)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return false, nil
+	})
+	if err != nil && wait.Interrupted(err) {
+		return errors.Join(fmt.Errorf("%s not ready after %s", what, timeout), last)
 	}
+	if err != nil {
+		return fmt.Errorf("waiting for %s: %w", what, err)
+	}
+	return nil
 }

@@ -31,13 +31,13 @@ func renderedOutputs(t *testing.T) map[string]string {
 		example, _ := filepath.Rel("../..", filepath.Dir(filepath.Dir(path)))
 		outputs[filepath.ToSlash(example)] = path
 	}
-	require.NotEmpty(t, cases, "no golden cases found")
-	require.NotEmpty(t, examples, "no example outputs found")
+	require.Greater(t, len(outputs), len(examples), "no golden output found")
+	require.NotEmpty(t, examples, "no example output found")
 	return outputs
 }
 
 // TestAcceptance applies every rendered output for real, both as a GitOps
-// controller does and with kubectl apply -n, and checks that what the
+// controller applies server-side and with kubectl apply -n, and checks that what the
 // output promises runs: each route into its own namespace, so the output is
 // shown not to depend on one.
 func TestAcceptance(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -71,15 +72,16 @@ func withoutPassThrough(t *testing.T, objs []*unstructured.Unstructured) []*unst
 	return kept
 }
 
-// serverSideApply applies objects as Argo CD and Flux do: server-side apply
-// with strict field validation, each object placed in the namespace first,
-// as kustomize's namespace field or a GitOps destination namespace does.
+// serverSideApply applies objects as Flux does, and Argo CD with
+// ServerSideApply=true: server-side apply with strict field validation, each
+// object placed in the namespace first, as kustomize's namespace field or a
+// GitOps destination namespace does.
 func serverSideApply(ctx context.Context, c *cluster.Cluster, ns string, objs []*unstructured.Unstructured) error {
 	dyn, err := dynamic.NewForConfig(c.Config)
 	if err != nil {
 		return err
 	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(c.Client.Discovery()))
+	mapper := restMapper()
 	var errs []error
 	for _, obj := range objs {
 		gvk := obj.GroupVersionKind()
@@ -109,6 +111,12 @@ func serverSideApply(ctx context.Context, c *cluster.Cluster, ns string, objs []
 	}
 	return errors.Join(errs...)
 }
+
+// restMapper maps kinds to the cluster's resources; the suite shares one,
+// so discovery runs once.
+var restMapper = sync.OnceValue(func() meta.RESTMapper {
+	return restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Client.Discovery()))
+})
 
 // kubectlApply applies a file with the real kubectl, server-side, into a
 // namespace given only on the command line.

@@ -22,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/trainfn/trainfn/render/mpi"
+	"github.com/trainfn/trainfn/test/sshtest"
 	"github.com/trainfn/trainfn/test/testtool"
 )
 
@@ -41,13 +42,14 @@ import (
 // The script, its command and its environment are the pod's own; only ssh's
 // identity file is added, through /etc/ssh/ssh_config as an image's would.
 const podShell = `set -eu
-dir=$1; shift
+dir=$1 sshd=$2 config=$3 log=$4
+shift 4
 mount -t overlay overlay -o "lowerdir=/etc,upperdir=$dir/etc,workdir=$dir/work" /etc
 hostname "$(cat /etc/hostname)"
 ip link set lo up
 while [ "$1" != -- ]; do ip addr add "$1/32" dev lo; shift; done
 shift
-"$SSHD" -D -e -f "$dir/sshd_config" 2>"$dir/sshd.log" &
+"$sshd" -D -e -f "$config" 2>"$log" &
 sshd=$!
 trap 'kill $sshd 2>/dev/null' EXIT
 "$@"
@@ -69,12 +71,13 @@ func waitContainer(pod *corev1.Pod) *corev1.Container {
 // checkWaitForWorkers runs a launcher pod's wait-for-workers container as
 // described above and expects it to reach every worker of the hostfile.
 func checkWaitForWorkers(t *testing.T, ns string, launcher *corev1.Pod) {
+	if os.Geteuid() != 0 {
+		t.Fatal("running a pod's container in namespaces of its own takes root (make e2e runs as root in CI)")
+	}
 	unshare := testtool.Find(t, "unshare")
 	testtool.Find(t, "ip")
-	sshd := testtool.Find(t, "sshd")
-	keygen := testtool.Find(t, "ssh-keygen")
-	testtool.Find(t, "ssh")
 	container := waitContainer(launcher)
+	env := containerEnv(t, container)
 
 	dir := t.TempDir()
 	etc := filepath.Join(dir, "etc")
@@ -83,37 +86,23 @@ func checkWaitForWorkers(t *testing.T, ns string, launcher *corev1.Pod) {
 	hostfile := projectConfigMap(t, ns, launcher, container, etc)
 	require.NoError(t, os.WriteFile(filepath.Join(etc, "hostname"), []byte(launcher.Spec.Hostname+"\n"), 0o644))
 
+	names, err := endpointNames(context.Background(), ns)
+	require.NoError(t, err)
 	hosts := "127.0.0.1 localhost\n"
 	var ips []string
-	for ip, names := range endpointNames(t, ns) {
+	for ip, names := range names {
 		hosts += ip + " " + strings.Join(names, " ") + "\n"
 		ips = append(ips, ip)
 	}
 	slices.Sort(ips)
 	require.NoError(t, os.WriteFile(filepath.Join(etc, "hosts"), []byte(hosts), 0o644))
 
-	for _, key := range []string{"host_key", "id"} {
-		out, err := exec.Command(keygen, "-q", "-t", "ed25519", "-N", "", "-f", filepath.Join(dir, key)).CombinedOutput()
-		require.NoError(t, err, string(out))
-	}
-	pub, err := os.ReadFile(filepath.Join(dir, "id.pub"))
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "authorized_keys"), pub, 0o600))
-	require.NoError(t, os.MkdirAll("/run/sshd", 0o755), "sshd's privilege separation directory")
-	env := containerEnv(t, container, sshd)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "sshd_config"), fmt.Appendf(nil, `%[1]sListenAddress 0.0.0.0
-HostKey %[2]s/host_key
-AuthorizedKeysFile %[2]s/authorized_keys
-PidFile none
-StrictModes no
-UsePAM no
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-`, sshdPorts(env), dir), 0o600))
+	sshd := sshtest.New(t, t.TempDir(), "0.0.0.0", sshdPorts(env)...)
 	require.NoError(t, os.WriteFile(filepath.Join(etc, "ssh", "ssh_config"),
-		fmt.Appendf(nil, "Host *\n    IdentityFile %s/id\n", dir), 0o644))
+		fmt.Appendf(nil, "Host *\n    IdentityFile %s\n", sshd.Identity), 0o644))
 
-	args := []string{"--net", "--mount", "--uts", "--fork", "--kill-child", "/bin/sh", "-c", podShell, "pod", dir}
+	args := []string{"--net", "--mount", "--uts", "--fork", "--kill-child", "/bin/sh", "-c", podShell, "pod",
+		dir, sshd.SSHD, sshd.Config, sshd.Log}
 	args = append(append(append(args, ips...), "--"), append(container.Command, container.Args...)...)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -127,7 +116,7 @@ KbdInteractiveAuthentication no
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Run()
-	sshdLog, _ := os.ReadFile(filepath.Join(dir, "sshd.log"))
+	sshdLog, _ := os.ReadFile(sshd.Log)
 	require.NoError(t, err, "wait-for-workers of %s:\n%s\nsshd:\n%s\n/etc/hosts:\n%s", launcher.Name, out.String(), sshdLog, hosts)
 	for _, host := range hostfileHosts(hostfile) {
 		if strings.Split(host, ".")[0] == launcher.Spec.Hostname {
@@ -185,8 +174,8 @@ func projectConfigMap(t *testing.T, ns string, pod *corev1.Pod, container *corev
 // containerEnv is the container's environment, but for values only a
 // kubelet resolves. The wait gives up after 30 seconds whatever the
 // container says, so that a failing test fails quickly.
-func containerEnv(t *testing.T, c *corev1.Container, sshd string) []string {
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "SSHD=" + sshd}
+func containerEnv(t *testing.T, c *corev1.Container) []string {
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
 	for _, e := range c.Env {
 		if e.ValueFrom != nil {
 			t.Logf("%s: %s comes from %v, which only a kubelet resolves; left unset", c.Name, e.Name, e.ValueFrom)
@@ -201,9 +190,9 @@ func containerEnv(t *testing.T, c *corev1.Container, sshd string) []string {
 // point at.
 var sshPort = regexp.MustCompile(`(?:^|[\s=])-p\s*([0-9]+)`)
 
-// sshdPorts are sshd_config Port lines for 22 and every port the
-// environment's ssh arguments name: the port a user's workers listen on.
-func sshdPorts(env []string) string {
+// sshdPorts are 22 and every port the environment's ssh arguments name:
+// the port a user's workers listen on.
+func sshdPorts(env []string) []string {
 	ports := []string{"22"}
 	for _, kv := range env {
 		for _, m := range sshPort.FindAllStringSubmatch(kv, -1) {
@@ -211,9 +200,5 @@ func sshdPorts(env []string) string {
 		}
 	}
 	slices.Sort(ports)
-	var b strings.Builder
-	for _, p := range slices.Compact(ports) {
-		b.WriteString("Port " + p + "\n")
-	}
-	return b.String()
+	return slices.Compact(ports)
 }

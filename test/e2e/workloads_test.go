@@ -4,8 +4,10 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/trainfn/trainfn/render/mpi"
 )
@@ -34,8 +37,9 @@ func checkWorkloads(t *testing.T, ns string, objs []*unstructured.Unstructured) 
 	ctx := context.Background()
 	var launchers []*corev1.Pod
 	// promised holds the hostname of every pod the output's Jobs create,
-	// true if it should be running now, false if its Job is suspended.
-	promised := map[string]bool{}
+	// true if it should be running now, false if its Job is suspended or
+	// left to another controller; indexed, those of Indexed Jobs: workers.
+	promised, indexed := map[string]bool{}, map[string]bool{}
 	for _, obj := range objs {
 		if obj.GetAPIVersion() != "batch/v1" || obj.GetKind() != "Job" {
 			continue
@@ -43,7 +47,8 @@ func checkWorkloads(t *testing.T, ns string, objs []*unstructured.Unstructured) 
 		var job batchv1.Job
 		require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &job))
 		for _, hostname := range jobHostnames(&job) {
-			promised[hostname] = !suspended(&job)
+			indexed[hostname] = job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batchv1.IndexedCompletion
+			promised[hostname] = !suspended(&job) && !elsewhere(&job)
 		}
 		for _, pod := range jobPods(t, ns, &job) {
 			if waitContainer(pod) != nil {
@@ -51,6 +56,7 @@ func checkWorkloads(t *testing.T, ns string, objs []*unstructured.Unstructured) 
 			}
 		}
 	}
+	workers := 0
 	for _, obj := range objs {
 		if obj.GetKind() != "ConfigMap" {
 			continue
@@ -65,49 +71,79 @@ func checkWorkloads(t *testing.T, ns string, objs []*unstructured.Unstructured) 
 				if up {
 					checkHost(t, ns, host)
 				}
+				if up && indexed[hostname] {
+					workers++
+				}
 			}
 		}
+	}
+	// A launcher waits for running workers; the check below must not go
+	// quietly unrun because the wait container could not be recognised.
+	if workers > 0 {
+		require.NotEmpty(t, launchers, "the hostfile names running workers, but no launcher pod runs the wait-for-workers script")
 	}
 	for _, launcher := range launchers {
 		checkWaitForWorkers(t, ns, launcher)
 	}
 }
 
-// jobHostnames are the hostnames of the pods a Job creates: for an Indexed
-// Job the Job controller's <job>-<index>, else the template's, if any.
+// jobHostnames are the hostnames of the pods a Job creates.
 func jobHostnames(job *batchv1.Job) []string {
-	if job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batchv1.IndexedCompletion && job.Spec.Completions != nil {
-		var names []string
-		for i := range *job.Spec.Completions {
-			names = append(names, fmt.Sprintf("%s-%d", job.Name, i))
+	completions := int32(1)
+	if job.Spec.Completions != nil {
+		completions = *job.Spec.Completions
+	}
+	var names []string
+	for i := range completions {
+		if name := podHostname(job, strconv.Itoa(int(i))); name != "" && !slices.Contains(names, name) {
+			names = append(names, name)
 		}
-		return names
 	}
-	if h := job.Spec.Template.Spec.Hostname; h != "" {
-		return []string{h}
-	}
-	return nil
+	return names
 }
 
 func suspended(job *batchv1.Job) bool {
 	return job.Spec.Suspend != nil && *job.Spec.Suspend
 }
 
+// elsewhere reports whether a controller other than the built-in Job
+// controller runs the Job (MultiKueue, say), so that none here makes pods.
+func elsewhere(job *batchv1.Job) bool {
+	return job.Spec.ManagedBy != nil && *job.Spec.ManagedBy != batchv1.JobControllerName
+}
+
 // jobPods waits for the pods a Job promises, running and ready, and checks
-// the hostname each gets: the template's, or for an Indexed Job the Job
-// controller's <job>-<index>. A suspended Job promises none.
+// the hostname each gets. A suspended Job promises none, once the Job
+// controller has seen it; nor does a Job another controller manages.
 func jobPods(t *testing.T, ns string, job *batchv1.Job) []*corev1.Pod {
+	if elsewhere(job) {
+		t.Logf("Job %s is managed by %s, not by the Job controller here", job.Name, *job.Spec.ManagedBy)
+	} else if suspended(job) {
+		err := waitUntil(fmt.Sprintf("Job %s to be suspended", job.Name), func(ctx context.Context) error {
+			current, err := kube.Client.BatchV1().Jobs(ns).Get(ctx, job.Name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			for _, cond := range current.Status.Conditions {
+				if cond.Type == batchv1.JobSuspended && cond.Status == corev1.ConditionTrue {
+					return nil
+				}
+			}
+			return errors.New("no Suspended condition yet")
+		})
+		require.NoError(t, err)
+	}
 	want := int32(1)
 	if job.Spec.Parallelism != nil {
 		want = *job.Spec.Parallelism
 	}
-	if suspended(job) {
+	if suspended(job) || elsewhere(job) {
 		want = 0
 	}
 	selector := batchv1.JobNameLabel + "=" + job.Name
 	var pods []*corev1.Pod
-	waitUntil(t, fmt.Sprintf("%d running pods of Job %s", want, job.Name), func() error {
-		list, err := kube.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+	err := waitUntil(fmt.Sprintf("%d running pods of Job %s", want, job.Name), func(ctx context.Context) error {
+		list, err := kube.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
 		if err != nil {
 			return err
 		}
@@ -121,23 +157,28 @@ func jobPods(t *testing.T, ns string, job *batchv1.Job) []*corev1.Pod {
 			}
 		}
 		if int32(len(pods)) != want || len(waiting) > 0 {
-			return fmt.Errorf("%d pods, not %d; %s; %s", len(pods), want, strings.Join(waiting, "; "), jobConditions(ns, job.Name))
+			return fmt.Errorf("%d pods, not %d; %s", len(pods), want, strings.Join(waiting, "; "))
 		}
 		return nil
 	})
+	require.NoError(t, err, jobConditions(ns, job.Name))
 	if want == 0 {
-		t.Logf("Job %s is suspended and has no pods, as it should", job.Name)
+		t.Logf("Job %s has no pods, as it should", job.Name)
 	}
-	template := job.Spec.Template.Spec
 	for _, pod := range pods {
-		hostname := template.Hostname
-		if job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batchv1.IndexedCompletion {
-			hostname = job.Name + "-" + pod.Annotations[batchv1.JobCompletionIndexAnnotation]
-		}
-		require.Equal(t, hostname, pod.Spec.Hostname, "hostname of %s", pod.Name)
-		require.Equal(t, template.Subdomain, pod.Spec.Subdomain, "subdomain of %s", pod.Name)
+		require.Equal(t, podHostname(job, pod.Annotations[batchv1.JobCompletionIndexAnnotation]), pod.Spec.Hostname, "hostname of %s", pod.Name)
+		require.Equal(t, job.Spec.Template.Spec.Subdomain, pod.Spec.Subdomain, "subdomain of %s", pod.Name)
 	}
 	return pods
+}
+
+// podHostname is the hostname of a Job's pod of some completion index: for
+// an Indexed Job the Job controller's <job>-<index>, else the template's.
+func podHostname(job *batchv1.Job, index string) string {
+	if job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batchv1.IndexedCompletion {
+		return job.Name + "-" + index
+	}
+	return job.Spec.Template.Spec.Hostname
 }
 
 // hostfileHosts are the host names of a hostfile in either format,
@@ -173,22 +214,27 @@ func checkHost(t *testing.T, ns, host string) {
 	require.NotEmpty(t, ip, "no running pod has hostname %s and subdomain %s", hostname, subdomain)
 	_, err = kube.Client.CoreV1().Services(ns).Get(ctx, subdomain, metav1.GetOptions{})
 	require.NoError(t, err, "the hostfile's subdomain %s is no Service", subdomain)
-	waitUntil(t, "Service "+subdomain+" to list "+hostname, func() error {
-		for _, name := range endpointNames(t, ns)[ip] {
-			if name == host {
-				return nil
-			}
+	err = waitUntil("Service "+subdomain+" to list "+hostname, func(ctx context.Context) error {
+		names, err := endpointNames(ctx, ns)
+		if err != nil {
+			return err
 		}
-		return fmt.Errorf("no ready endpoint %s with address %s", hostname, ip)
+		if !slices.Contains(names[ip], host) {
+			return fmt.Errorf("no ready endpoint %s with address %s", hostname, ip)
+		}
+		return nil
 	})
+	require.NoError(t, err)
 }
 
 // endpointNames are the names cluster DNS gives each ready endpoint of the
 // namespace's headless Services, by address: <hostname>.<service>, and the
 // full <hostname>.<service>.<namespace>.svc.cluster.local.
-func endpointNames(t *testing.T, ns string) map[string][]string {
-	list, err := kube.Client.DiscoveryV1().EndpointSlices(ns).List(context.Background(), metav1.ListOptions{})
-	require.NoError(t, err)
+func endpointNames(ctx context.Context, ns string) (map[string][]string, error) {
+	list, err := kube.Client.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
 	names := map[string][]string{}
 	for _, slice := range list.Items {
 		service := slice.Labels[discoveryv1.LabelServiceName]
@@ -200,7 +246,7 @@ func endpointNames(t *testing.T, ns string) map[string][]string {
 			names[ep.Addresses[0]] = append(names[ep.Addresses[0]], short, short+"."+ns+".svc.cluster.local")
 		}
 	}
-	return names
+	return names, nil
 }
 
 func running(pod *corev1.Pod) bool {
@@ -248,19 +294,16 @@ func jobConditions(ns, name string) string {
 	return strings.Join(slices.Compact(says), "; ")
 }
 
-// waitUntil polls check until it succeeds, failing the test with check's
-// last complaint after settle.
-func waitUntil(t *testing.T, what string, check func() error) {
-	t.Helper()
-	deadline := time.Now().Add(settle)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waiting for %s: %v", what, err)
-		}
-		time.Sleep(200 * time.Millisecond)
+// waitUntil polls check until it succeeds, or returns check's last
+// complaint after settle.
+func waitUntil(what string, check func(context.Context) error) error {
+	var last error
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, settle, true, func(ctx context.Context) (bool, error) {
+		last = check(ctx)
+		return last == nil, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for %s: %w", what, last)
 	}
+	return nil
 }

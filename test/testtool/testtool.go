@@ -19,14 +19,14 @@ const RequireEnv = "TRAINFN_REQUIRE_TOOLS"
 // lives in /usr/sbin, which is not on every user's PATH).
 func Find(t testing.TB, name string) string {
 	t.Helper()
-	if p := filepath.Join(repoRoot(), ".cache", "bin", name); isExecutable(p) {
+	if p, ok := Built(name); ok {
 		return p
 	}
 	if p, err := exec.LookPath(name); err == nil {
 		return p
 	}
 	for _, dir := range []string{"/usr/sbin", "/sbin"} {
-		if p := filepath.Join(dir, name); isExecutable(p) {
+		if p := filepath.Join(dir, name); Executable(p) {
 			return p
 		}
 	}
@@ -37,7 +37,15 @@ func Find(t testing.TB, name string) string {
 	return ""
 }
 
-func isExecutable(p string) bool {
+// Built returns the path of a tool the project's scripts built into the
+// repository's .cache/bin, if they did.
+func Built(name string) (string, bool) {
+	p := filepath.Join(repoRoot(), ".cache", "bin", name)
+	return p, Executable(p)
+}
+
+// Executable reports whether p is a file that may be run.
+func Executable(p string) bool {
 	info, err := os.Stat(p)
 	return err == nil && !info.IsDir() && info.Mode()&0o111 != 0
 }
