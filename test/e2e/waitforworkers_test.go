@@ -148,7 +148,9 @@ func projectConfigMap(t *testing.T, ns string, pod *corev1.Pod, container *corev
 	cm, err := kube.Client.CoreV1().ConfigMaps(ns).Get(context.Background(), source.Name, metav1.GetOptions{})
 	require.NoError(t, err)
 
-	dir := filepath.Join(etc, strings.TrimPrefix(path.Clean(mpi.ConfigDir), "/etc/"))
+	below, ok := strings.CutPrefix(path.Clean(mpi.ConfigDir), "/etc/")
+	require.True(t, ok, "the stand-in pod only overlays /etc, and the MPI config is mounted at %s", mpi.ConfigDir)
+	dir := filepath.Join(etc, below)
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	items := source.Items
 	if len(items) == 0 {
