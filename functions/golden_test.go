@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trainfn/trainfn/test/testtool"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -104,13 +106,7 @@ func removeIfPresent(path string) error {
 // repositories against the compatibility corpus, when it is at hand: every
 // v2beta1 MPIJob example there has a case, and each copy is unchanged.
 func TestUpstreamCopies(t *testing.T) {
-	corpus := os.Getenv("TRAINFN_UPSTREAM_CORPUS")
-	if corpus == "" {
-		corpus = filepath.Join("..", "..", "shared", "compat", "upstream")
-	}
-	if _, err := os.Stat(corpus); err != nil {
-		t.Skipf("no compatibility corpus at %s (set TRAINFN_UPSTREAM_CORPUS)", corpus)
-	}
+	corpus := testtool.UpstreamCorpus(t)
 	copies := map[string]string{}
 	marks, err := filepath.Glob("../testdata/*/upstream.txt")
 	require.NoError(t, err)

@@ -55,3 +55,21 @@ func repoRoot() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
+
+// CorpusEnv names the compatibility corpus: real manifests users write
+// today, kept beside the repository as ../shared/compat/upstream.
+const CorpusEnv = "TRAINFN_UPSTREAM_CORPUS"
+
+// UpstreamCorpus is the compatibility corpus's folder; a test without it
+// is skipped.
+func UpstreamCorpus(t testing.TB) string {
+	t.Helper()
+	corpus := os.Getenv(CorpusEnv)
+	if corpus == "" {
+		corpus = filepath.Join(repoRoot(), "..", "shared", "compat", "upstream")
+	}
+	if _, err := os.Stat(corpus); err != nil {
+		t.Skipf("no compatibility corpus at %s (set %s)", corpus, CorpusEnv)
+	}
+	return corpus
+}
