@@ -18,7 +18,7 @@ test: tools lint
 e2e: tools cluster-tools
 	TRAINFN_REQUIRE_TOOLS=1 $(GO) test -tags e2e -count=1 -p 1 -parallel 8 -timeout 30m ./test/...
 
-## tools: install what the tests run for real (kustomize, ssh, sshd); idempotent
+## tools: install what the tests run for real (kustomize, ssh, sshd, ip, unshare); idempotent
 tools:
 	hack/tools.sh
 

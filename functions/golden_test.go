@@ -10,10 +10,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/trainfn/trainfn/test/testtool"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/trainfn/trainfn/test/testtool"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected files of the golden cases; review the diff before committing it")

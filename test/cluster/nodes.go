@@ -57,8 +57,8 @@ func (c *Cluster) addNodes(ctx context.Context, n int) error {
 			if !ready(node) {
 				return fmt.Errorf("node %s is not ready", node.Name)
 			}
-			for _, taint := range node.Spec.Taints {
-				return fmt.Errorf("node %s still has the taint %s", node.Name, taint.Key)
+			if len(node.Spec.Taints) > 0 {
+				return fmt.Errorf("node %s still has the taint %s", node.Name, node.Spec.Taints[0].Key)
 			}
 			if _, ok := node.Status.Allocatable["nvidia.com/gpu"]; !ok {
 				return fmt.Errorf("node %s offers no GPUs", node.Name)

@@ -76,22 +76,21 @@ func withoutPassThrough(t *testing.T, objs []*unstructured.Unstructured) []*unst
 // ServerSideApply=true: server-side apply with strict field validation, each
 // object placed in the namespace first, as kustomize's namespace field or a
 // GitOps destination namespace does.
-func serverSideApply(ctx context.Context, c *cluster.Cluster, ns string, objs []*unstructured.Unstructured) error {
-	dyn, err := dynamic.NewForConfig(c.Config)
+func serverSideApply(ctx context.Context, ns string, objs []*unstructured.Unstructured) error {
+	clients, err := applyClients()
 	if err != nil {
 		return err
 	}
-	mapper := restMapper()
 	var errs []error
 	for _, obj := range objs {
 		gvk := obj.GroupVersionKind()
-		mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		mapping, err := clients.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s %s: %w", gvk.Kind, obj.GetName(), err))
 			continue
 		}
 		obj = obj.DeepCopy()
-		resource := dyn.Resource(mapping.Resource)
+		resource := clients.dynamic.Resource(mapping.Resource)
 		var client dynamic.ResourceInterface = resource
 		if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
 			obj.SetNamespace(ns)
@@ -112,20 +111,30 @@ func serverSideApply(ctx context.Context, c *cluster.Cluster, ns string, objs []
 	return errors.Join(errs...)
 }
 
-// restMapper maps kinds to the cluster's resources; the suite shares one,
-// so discovery runs once.
-var restMapper = sync.OnceValue(func() meta.RESTMapper {
-	return restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Client.Discovery()))
+// applyClients are the dynamic client and the mapper from kinds to the
+// cluster's resources that every apply shares, so discovery runs once.
+var applyClients = sync.OnceValues(func() (*clients, error) {
+	dyn, err := dynamic.NewForConfig(kube.Config)
+	if err != nil {
+		return nil, err
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Client.Discovery()))
+	return &clients{dynamic: dyn, mapper: mapper}, nil
 })
+
+type clients struct {
+	dynamic *dynamic.DynamicClient
+	mapper  meta.RESTMapper
+}
 
 // kubectlApply applies a file with the real kubectl, server-side, into a
 // namespace given only on the command line.
-func kubectlApply(t *testing.T, c *cluster.Cluster, ns, path string) error {
+func kubectlApply(t *testing.T, ns, path string) error {
 	kubectl, err := cluster.Binary("kubectl")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(kubectl, "--kubeconfig", c.Kubeconfig, "apply", "--server-side",
+	cmd := exec.Command(kubectl, "--kubeconfig", kube.Kubeconfig, "apply", "--server-side",
 		"--field-manager", fieldManager, "-n", ns, "-f", path)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

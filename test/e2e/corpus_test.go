@@ -55,7 +55,7 @@ func TestUpstreamCorpus(t *testing.T) {
 			ns := kube.Namespace(t)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			require.NoError(t, serverSideApply(ctx, kube, ns, objs), "the API server refused what %s renders to", name)
+			require.NoError(t, serverSideApply(ctx, ns, objs), "the API server refused what %s renders to", name)
 			checkWorkloads(t, ns, objs)
 		})
 	}

@@ -50,8 +50,8 @@ ip link set lo up
 while [ "$1" != -- ]; do ip addr add "$1/32" dev lo; shift; done
 shift
 "$sshd" -D -e -f "$config" 2>"$log" &
-sshd=$!
-trap 'kill $sshd 2>/dev/null' EXIT
+pid=$!
+trap 'kill $pid 2>/dev/null' EXIT
 "$@"
 `
 
@@ -59,7 +59,7 @@ trap 'kill $sshd 2>/dev/null' EXIT
 // wait-for-workers script, if it has one.
 func waitContainer(pod *corev1.Pod) *corev1.Container {
 	for i, c := range pod.Spec.InitContainers {
-		if slices.ContainsFunc(append(c.Command, c.Args...), func(arg string) bool {
+		if slices.ContainsFunc(slices.Concat(c.Command, c.Args), func(arg string) bool {
 			return strings.HasSuffix(arg, mpi.WaitForWorkersKey)
 		}) {
 			return &pod.Spec.InitContainers[i]
@@ -103,7 +103,7 @@ func checkWaitForWorkers(t *testing.T, ns string, launcher *corev1.Pod) {
 
 	args := []string{"--net", "--mount", "--uts", "--fork", "--kill-child", "/bin/sh", "-c", podShell, "pod",
 		dir, sshd.SSHD, sshd.Config, sshd.Log}
-	args = append(append(append(args, ips...), "--"), append(container.Command, container.Args...)...)
+	args = slices.Concat(args, ips, []string{"--"}, container.Command, container.Args)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, unshare, args...)

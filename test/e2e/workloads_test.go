@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 
 	"github.com/trainfn/trainfn/render/mpi"
 )
@@ -47,7 +48,7 @@ func checkWorkloads(t *testing.T, ns string, objs []*unstructured.Unstructured) 
 		var job batchv1.Job
 		require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &job))
 		for _, hostname := range jobHostnames(&job) {
-			indexed[hostname] = job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batchv1.IndexedCompletion
+			indexed[hostname] = isIndexed(&job)
 			promised[hostname] = !suspended(&job) && !elsewhere(&job)
 		}
 		for _, pod := range jobPods(t, ns, &job) {
@@ -89,12 +90,8 @@ func checkWorkloads(t *testing.T, ns string, objs []*unstructured.Unstructured) 
 
 // jobHostnames are the hostnames of the pods a Job creates.
 func jobHostnames(job *batchv1.Job) []string {
-	completions := int32(1)
-	if job.Spec.Completions != nil {
-		completions = *job.Spec.Completions
-	}
 	var names []string
-	for i := range completions {
+	for i := range ptr.Deref(job.Spec.Completions, 1) {
 		if name := podHostname(job, strconv.Itoa(int(i))); name != "" && !slices.Contains(names, name) {
 			names = append(names, name)
 		}
@@ -103,7 +100,11 @@ func jobHostnames(job *batchv1.Job) []string {
 }
 
 func suspended(job *batchv1.Job) bool {
-	return job.Spec.Suspend != nil && *job.Spec.Suspend
+	return ptr.Deref(job.Spec.Suspend, false)
+}
+
+func isIndexed(job *batchv1.Job) bool {
+	return ptr.Deref(job.Spec.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion
 }
 
 // elsewhere reports whether a controller other than the built-in Job
@@ -133,12 +134,9 @@ func jobPods(t *testing.T, ns string, job *batchv1.Job) []*corev1.Pod {
 		})
 		require.NoError(t, err)
 	}
-	want := int32(1)
-	if job.Spec.Parallelism != nil {
-		want = *job.Spec.Parallelism
-	}
-	if suspended(job) || elsewhere(job) {
-		want = 0
+	want := int32(0)
+	if !suspended(job) && !elsewhere(job) {
+		want = ptr.Deref(job.Spec.Parallelism, 1)
 	}
 	selector := batchv1.JobNameLabel + "=" + job.Name
 	var pods []*corev1.Pod
@@ -175,7 +173,7 @@ func jobPods(t *testing.T, ns string, job *batchv1.Job) []*corev1.Pod {
 // podHostname is the hostname of a Job's pod of some completion index: for
 // an Indexed Job the Job controller's <job>-<index>, else the template's.
 func podHostname(job *batchv1.Job, index string) string {
-	if job.Spec.CompletionMode != nil && *job.Spec.CompletionMode == batchv1.IndexedCompletion {
+	if isIndexed(job) {
 		return job.Name + "-" + index
 	}
 	return job.Spec.Template.Spec.Hostname
