@@ -13,12 +13,14 @@ import (
 
 	"github.com/trainfn/trainfn/render"
 	"github.com/trainfn/trainfn/render/mpijob"
+	"github.com/trainfn/trainfn/render/pytorchjob"
 	"github.com/trainfn/trainfn/schemas"
 )
 
 // renderers are the kinds trainfn expands; each has a schema.
 var renderers = map[schemas.Kind]func(*schemas.Validated) (render.Output, field.ErrorList){
 	{APIVersion: "kubeflow.org/v2beta1", Kind: "MPIJob"}: mpijob.RenderV2beta1,
+	{APIVersion: "kubeflow.org/v1", Kind: "PyTorchJob"}:  pytorchjob.RenderV1,
 }
 
 // jobGroups hold job kinds trainfn may not expand yet; such documents pass

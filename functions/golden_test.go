@@ -3,6 +3,7 @@ package functions
 import (
 	"bytes"
 	"flag"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,7 +105,8 @@ func removeIfPresent(path string) error {
 
 // TestUpstreamCopies checks the golden cases copied from the operators'
 // repositories against the compatibility corpus, when it is at hand: every
-// v2beta1 MPIJob example there has a case, and each copy is unchanged.
+// v2beta1 MPIJob and PyTorchJob example there has a case, and each copy is
+// unchanged.
 func TestUpstreamCopies(t *testing.T) {
 	corpus := testtool.UpstreamCorpus(t)
 	copies := map[string]string{}
@@ -118,6 +120,17 @@ func TestUpstreamCopies(t *testing.T) {
 	examples, err := filepath.Glob(filepath.Join(corpus, "mpi-operator", "examples", "v2beta1", "*", "*.yaml"))
 	require.NoError(t, err)
 	require.NotEmpty(t, examples)
+	pytorch := filepath.Join(corpus, "training-operator", "examples", "pytorch")
+	require.NoError(t, filepath.WalkDir(pytorch, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(path) != ".yaml" {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err == nil && bytes.Contains(b, []byte("kind: PyTorchJob")) {
+			examples = append(examples, path)
+		}
+		return err
+	}))
 	for _, example := range examples {
 		rel, err := filepath.Rel(corpus, example)
 		require.NoError(t, err)

@@ -50,8 +50,14 @@ func explain(err error, def, data cue.Value, doc *yaml.RNode) Problems {
 		default:
 			// A rule the schema words itself. When its message refers to a
 			// value that could not be computed, another error caused it.
-			if allStrings(args) {
-				rules = append(rules, at(field.Invalid(path, found, fmt.Sprintf(format, args...))))
+			if !allStrings(args) {
+				break
+			}
+			if msg := fmt.Sprintf(format, args...); foundKind == "" {
+				// The rule asks for a field the document lacks.
+				rules = append(rules, at(field.Required(path, msg)))
+			} else {
+				rules = append(rules, at(field.Invalid(path, found, msg)))
 			}
 		}
 	}

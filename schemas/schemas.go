@@ -35,6 +35,7 @@ type definition struct {
 
 var definitions = map[Kind]definition{
 	{APIVersion: "kubeflow.org/v2beta1", Kind: "MPIJob"}: {pkg: "./kubeflow/v2beta1", name: "#MPIJob"},
+	{APIVersion: "kubeflow.org/v1", Kind: "PyTorchJob"}:  {pkg: "./kubeflow/v1", name: "#PyTorchJob"},
 }
 
 // Kinds lists the kinds that have a schema.

@@ -5,15 +5,20 @@ package labels
 const (
 	// JobName names the job an object belongs to.
 	JobName = "training.kubeflow.org/job-name"
-	// JobRole is launcher or worker.
+	// JobRole is launcher, master or worker.
 	JobRole = "training.kubeflow.org/job-role"
 	// OperatorName tells trainfn's objects from an operator's.
 	OperatorName = "training.kubeflow.org/operator-name"
+
+	// CompletionIndex is the label the Job controller puts on each pod of
+	// an Indexed Job: its index.
+	CompletionIndex = "batch.kubernetes.io/job-completion-index"
 
 	// Operator is the value of OperatorName on everything trainfn renders.
 	Operator = "trainfn"
 
 	RoleLauncher = "launcher"
+	RoleMaster   = "master"
 	RoleWorker   = "worker"
 )
 

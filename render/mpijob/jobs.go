@@ -11,6 +11,7 @@ import (
 	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/render/naming"
 	"github.com/trainfn/trainfn/render/pod"
+	"github.com/trainfn/trainfn/render/workload"
 	"github.com/trainfn/trainfn/render/ynode"
 )
 
@@ -18,8 +19,8 @@ import (
 // Hydra's proxies know, after its init container has seen every worker
 // accept SSH.
 func launcherJob(job *Job) (*yaml.RNode, []render.Warning, field.ErrorList) {
-	t, warnings := podTemplate(job, &job.Launcher, labels.RoleLauncher)
-	warnings = append(warnings, overridden(t, "hostname", naming.Launcher(job.Name), "the hostfile and Hydra's proxies know the launcher by it")...)
+	t, warnings := job.PodTemplate(job.Launcher.Template, job.Launcher.Path, labels.RoleLauncher, job.Launcher.RestartPolicy)
+	warnings = append(warnings, workload.Overridden(t, "hostname", naming.Launcher(job.Name), "the hostfile and Hydra's proxies know the launcher by it")...)
 
 	main := t.Main()
 	main.AddEnv("K_MPI_JOB_ROLE", labels.RoleLauncher)
@@ -51,8 +52,8 @@ func launcherJob(job *Job) (*yaml.RNode, []render.Warning, field.ErrorList) {
 		errs = appendErr(errs, t.AddInitContainer(waitForWorkers(job, main)))
 	}
 
-	return object(job, "batch/v1", "Job", naming.Launcher(job.Name), labels.Role(job.Name, labels.RoleLauncher),
-		"spec", jobSpec(job, "template", t.Node())), warnings, errs
+	return job.Object("batch/v1", "Job", naming.Launcher(job.Name), labels.Role(job.Name, labels.RoleLauncher),
+		"spec", job.RunPolicy.JobSpec("template", t.Node())), warnings, errs
 }
 
 // waitForWorkers is the launcher's last init container. It runs as the main
@@ -84,7 +85,7 @@ func waitForWorkers(job *Job, main *pod.Container) *yaml.Node {
 // gives pod i the hostname <job>-worker-i and replaces it when it fails,
 // once the failed pod is gone, so that two pods never share a hostname.
 func workerJob(job *Job) (*yaml.RNode, []render.Warning, field.ErrorList) {
-	t, warnings := podTemplate(job, job.Worker, labels.RoleWorker)
+	t, warnings := job.PodTemplate(job.Worker.Template, job.Worker.Path, labels.RoleWorker, job.Worker.RestartPolicy)
 	if hostname := t.Remove("hostname"); hostname != nil {
 		warnings = append(warnings, render.Warning{Field: t.Path("hostname"),
 			Message: "ignored: the Indexed Job names the host of worker i " + naming.Workers(job.Name) + "-<i>"})
@@ -99,8 +100,8 @@ func workerJob(job *Job) (*yaml.RNode, []render.Warning, field.ErrorList) {
 	errs = appendErr(errs, mountSSH(job, t, main))
 
 	n := job.Worker.Replicas
-	return object(job, "batch/v1", "Job", naming.Workers(job.Name), labels.Role(job.Name, labels.RoleWorker),
-		"spec", jobSpec(job,
+	return job.Object("batch/v1", "Job", naming.Workers(job.Name), labels.Role(job.Name, labels.RoleWorker),
+		"spec", job.RunPolicy.JobSpec(
 			"completionMode", "Indexed",
 			"completions", n,
 			"parallelism", n,

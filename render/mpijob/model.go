@@ -12,15 +12,12 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render/mpi"
+	"github.com/trainfn/trainfn/render/workload"
 )
 
 // Job is what rendering needs to know of an MPIJob, whatever its version.
 type Job struct {
-	Name      string
-	Namespace string
-	// Labels and Annotations are the job's own, passed on to what it renders.
-	Labels      map[string]string
-	Annotations map[string]string
+	workload.Owner
 
 	Implementation      mpi.Implementation
 	SlotsPerWorker      int32
@@ -31,7 +28,7 @@ type Job struct {
 	// Worker is nil for a job that runs on its launcher alone.
 	Worker *Replica
 
-	RunPolicy RunPolicy
+	RunPolicy workload.RunPolicy
 }
 
 // Replica is one kind of pod of the job.
@@ -41,20 +38,6 @@ type Replica struct {
 	// Template is the user's PodTemplateSpec; Path locates it in the spec.
 	Template *yaml.RNode
 	Path     *field.Path
-}
-
-// RunPolicy is the job's run policy: what the Jobs enforce, and the clean-up
-// left to run time.
-type RunPolicy struct {
-	// CleanPodPolicy is None, Running or All.
-	CleanPodPolicy          string
-	BackoffLimit            *int32
-	ActiveDeadlineSeconds   *int64
-	TTLSecondsAfterFinished *int32
-	Suspend                 bool
-	// ManagedBy is the batch/v1 Job controller that runs the Jobs; empty
-	// for Kubernetes' own.
-	ManagedBy string
 }
 
 // workers is the number of worker pods.

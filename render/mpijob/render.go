@@ -12,7 +12,6 @@ import (
 	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/render/naming"
-	"github.com/trainfn/trainfn/render/pod"
 	"github.com/trainfn/trainfn/render/ynode"
 )
 
@@ -48,11 +47,11 @@ func Render(job *Job) (render.Output, field.ErrorList) {
 	}
 	out.Warnings = append(out.Warnings, jobWarnings(job, len(hosts))...)
 
-	out.Objects = append(out.Objects, service(job, naming.Service(job.Name), labels.Job(job.Name)))
+	out.Objects = append(out.Objects, job.HeadlessService(naming.Service(job.Name), labels.Job(job.Name)))
 	if mpi.LaunchesBackToLauncher(job.Implementation) {
 		// Hydra's remote proxies dial the launcher by its short hostname,
 		// which resolves as a Service name in the namespace.
-		out.Objects = append(out.Objects, service(job, naming.Launcher(job.Name), labels.Role(job.Name, labels.RoleLauncher)))
+		out.Objects = append(out.Objects, job.HeadlessService(naming.Launcher(job.Name), labels.Role(job.Name, labels.RoleLauncher)))
 	}
 	out.Objects = append(out.Objects, configMap(job, config))
 
@@ -114,84 +113,10 @@ func jobWarnings(job *Job, hosts int) []render.Warning {
 	return warnings
 }
 
-// object starts a rendered object: its metadata carries the job's namespace,
-// labels and annotations, and trainfn's labels.
-func object(job *Job, apiVersion, kind, name string, own map[string]string, spec ...any) *yaml.RNode {
-	lbls := maps.Clone(job.Labels)
-	if lbls == nil {
-		lbls = map[string]string{}
-	}
-	maps.Copy(lbls, own)
-	var namespace *string
-	if job.Namespace != "" {
-		namespace = &job.Namespace
-	}
-	var annotations *yaml.Node
-	if inherited := render.InheritedAnnotations(job.Annotations); len(inherited) > 0 {
-		annotations = ynode.StringMap(inherited)
-	}
-	meta := ynode.Map("name", name, "namespace", namespace, "labels", ynode.StringMap(lbls), "annotations", annotations)
-	fields := append([]any{"apiVersion", apiVersion, "kind", kind, "metadata", meta}, spec...)
-	return yaml.NewRNode(ynode.Map(fields...))
-}
-
-// service is a headless Service whose DNS records name the selected pods.
-func service(job *Job, name string, selector map[string]string) *yaml.RNode {
-	return object(job, "v1", "Service", name, labels.Job(job.Name),
-		"spec", ynode.Map("clusterIP", "None", "selector", ynode.StringMap(selector)))
-}
-
 func configMap(job *Job, data map[string]string) *yaml.RNode {
 	d := ynode.Map()
 	for _, k := range slices.Sorted(maps.Keys(data)) {
 		d.Content = append(d.Content, ynode.String(k), ynode.Text(data[k]))
 	}
-	return object(job, "v1", "ConfigMap", naming.ConfigMap(job.Name), labels.Job(job.Name), "data", d)
-}
-
-// jobSpec maps the run policy onto batch/v1 Job fields, shared by the
-// launcher's Job and the workers'.
-func jobSpec(job *Job, fields ...any) *yaml.Node {
-	var suspend *bool
-	if job.RunPolicy.Suspend {
-		suspend = &job.RunPolicy.Suspend
-	}
-	var managedBy *string
-	if job.RunPolicy.ManagedBy != "" {
-		managedBy = &job.RunPolicy.ManagedBy
-	}
-	return ynode.Map(append([]any{
-		"backoffLimit", job.RunPolicy.BackoffLimit,
-		"activeDeadlineSeconds", job.RunPolicy.ActiveDeadlineSeconds,
-		"ttlSecondsAfterFinished", job.RunPolicy.TTLSecondsAfterFinished,
-		"suspend", suspend,
-		"managedBy", managedBy,
-	}, fields...)...)
-}
-
-// podTemplate starts editing a replica's template: labels, restart policy
-// and the DNS settings every pod of the job shares.
-func podTemplate(job *Job, r *Replica, role string) (*pod.Template, []render.Warning) {
-	t := pod.NewTemplate(r.Template, r.Path)
-	t.AddLabels(job.Labels, false)
-	t.AddLabels(labels.Role(job.Name, role), true)
-	var warnings []render.Warning
-	warnings = append(warnings, overridden(t, "restartPolicy", r.RestartPolicy, "the replica's restartPolicy applies")...)
-	warnings = append(warnings, overridden(t, "subdomain", naming.Service(job.Name), "the job's Service names its pods")...)
-	if t.Bool("hostNetwork") {
-		// Otherwise a host-network pod resolves with the node's DNS, which
-		// knows no Service.
-		t.SetDefault("dnsPolicy", ynode.String("ClusterFirstWithHostNet"))
-	}
-	return t, warnings
-}
-
-// overridden sets a pod spec field trainfn owns, warning when the template
-// had set it to something else.
-func overridden(t *pod.Template, name, value, why string) []render.Warning {
-	replaced := t.Set(name, ynode.String(value))
-	if replaced == nil || replaced.Value == value {
-		return nil
-	}
-	return []render.Warning{{Field: t.Path(name), Message: fmt.Sprintf("replaced by %s: %s", value, why)}}
+	return job.Object("v1", "ConfigMap", naming.ConfigMap(job.Name), labels.Job(job.Name), "data", d)
 }

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render/mpi"
+	"github.com/trainfn/trainfn/render/workload"
 )
 
 // jobBuilder builds the renderer's input the way a test reads best.
@@ -21,12 +22,12 @@ type jobBuilder struct{ job Job }
 
 func newJob(name string) *jobBuilder {
 	return &jobBuilder{job: Job{
-		Name:             name,
+		Owner:            workload.Owner{Name: name},
 		Implementation:   mpi.OpenMPI,
 		SlotsPerWorker:   1,
 		SSHAuthMountPath: "/root/.ssh",
 		Launcher:         replica(1, "OnFailure", "Launcher", `{spec: {containers: [{name: launcher, image: app:1, command: [mpirun]}]}}`),
-		RunPolicy:        RunPolicy{CleanPodPolicy: "None"},
+		RunPolicy:        workload.RunPolicy{CleanPodPolicy: "None"},
 	}}
 }
 
@@ -71,7 +72,7 @@ func (b *jobBuilder) sshPath(p string) *jobBuilder {
 	return b
 }
 
-func (b *jobBuilder) runPolicy(p RunPolicy) *jobBuilder {
+func (b *jobBuilder) runPolicy(p workload.RunPolicy) *jobBuilder {
 	b.job.RunPolicy = p
 	return b
 }
@@ -270,7 +271,7 @@ func TestSSHKeyModes(t *testing.T) {
 }
 
 func TestRunPolicyOnBothJobs(t *testing.T) {
-	policy := RunPolicy{
+	policy := workload.RunPolicy{
 		BackoffLimit:            ptr.To[int32](2),
 		ActiveDeadlineSeconds:   ptr.To[int64](3600),
 		TTLSecondsAfterFinished: ptr.To[int32](60),

@@ -8,6 +8,7 @@ import (
 
 	"github.com/trainfn/trainfn/render"
 	"github.com/trainfn/trainfn/render/mpi"
+	"github.com/trainfn/trainfn/render/workload"
 	"github.com/trainfn/trainfn/schemas"
 )
 
@@ -58,15 +59,17 @@ func fromV2beta1(v *schemas.Validated) (*Job, []render.Warning, error) {
 		return nil, nil, err
 	}
 	job := &Job{
-		Name:                meta.Name,
-		Namespace:           meta.Namespace,
-		Labels:              meta.Labels,
-		Annotations:         meta.Annotations,
+		Owner: workload.Owner{
+			Name:        meta.Name,
+			Namespace:   meta.Namespace,
+			Labels:      meta.Labels,
+			Annotations: meta.Annotations,
+		},
 		Implementation:      mpi.Implementation(spec.MPIImplementation),
 		SlotsPerWorker:      spec.SlotsPerWorker,
 		RunLauncherAsWorker: spec.RunLauncherAsWorker,
 		SSHAuthMountPath:    spec.SSHAuthMountPath,
-		RunPolicy: RunPolicy{
+		RunPolicy: workload.RunPolicy{
 			CleanPodPolicy:          spec.RunPolicy.CleanPodPolicy,
 			BackoffLimit:            spec.RunPolicy.BackoffLimit,
 			ActiveDeadlineSeconds:   spec.RunPolicy.ActiveDeadlineSeconds,

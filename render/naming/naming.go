@@ -17,6 +17,13 @@ func SSHSecret(job string) string { return job + "-ssh" }
 // Launcher is the launcher's Job, and its pod's hostname.
 func Launcher(job string) string { return job + "-launcher" }
 
+// Master is the Job that runs a PyTorchJob's master.
+func Master(job string) string { return job + "-master" }
+
+// MasterHostname is the master's hostname: the one-pod Indexed Job Master
+// names its pod's host <job>-master-0.
+func MasterHostname(job string) string { return Master(job) + "-0" }
+
 // Workers is the Indexed Job that runs the workers.
 func Workers(job string) string { return job + "-worker" }
 

@@ -29,6 +29,11 @@ func NewTemplate(template *yaml.RNode, path *field.Path) *Template {
 	return &Template{node: node, path: path}
 }
 
+// Copy is an independent copy of the template being edited.
+func (t *Template) Copy() *Template {
+	return &Template{node: yaml.CopyYNode(t.node), path: t.path}
+}
+
 // blockStyle writes mappings and lists of mappings in block style, so that
 // what trainfn adds to them reads as block YAML too; lists of scalars, such
 // as a command written [mpirun, -n, "2"], keep the style they were written in.
@@ -116,6 +121,29 @@ func (t *Template) Main() *Container {
 	return &Container{node: containers.Content[0], path: t.Path("containers").Index(0)}
 }
 
+// Containers are the pod's containers, init containers aside.
+func (t *Template) Containers() []*Container {
+	containers := lookup(t.spec(), "containers")
+	if containers == nil {
+		return nil
+	}
+	out := make([]*Container, len(containers.Content))
+	for i, c := range containers.Content {
+		out[i] = &Container{node: c, path: t.Path("containers").Index(i)}
+	}
+	return out
+}
+
+// Container is the container so named, or nil.
+func (t *Template) Container(name string) *Container {
+	for _, c := range t.Containers() {
+		if n := c.Get("name"); n != nil && n.Value == name {
+			return c
+		}
+	}
+	return nil
+}
+
 // AddVolume appends a volume, unless the template already has one so named.
 func (t *Template) AddVolume(volume *yaml.Node) *field.Error {
 	return t.appendNamed("volumes", volume, "a volume")
@@ -182,6 +210,27 @@ func (c *Container) AddEnv(name, value string) {
 	env := ensureSeq(c.node, "env")
 	if indexOfName(env, name) < 0 {
 		env.Content = append(env.Content, ynode.Map("name", name, "value", value))
+	}
+}
+
+// Port is the container port so named, if the container declares it.
+func (c *Container) Port(name string) (int32, bool) {
+	ports := c.Get("ports")
+	if i := indexOfName(ports, name); i >= 0 {
+		var port int32
+		if n := lookup(ports.Content[i], "containerPort"); n != nil && n.Decode(&port) == nil {
+			return port, true
+		}
+	}
+	return 0, false
+}
+
+// SetDefaultPort declares a named container port, unless the container
+// already declares one of that name.
+func (c *Container) SetDefaultPort(name string, port int32) {
+	if _, ok := c.Port(name); !ok {
+		ports := ensureSeq(c.node, "ports")
+		ports.Content = append(ports.Content, ynode.Map("name", name, "containerPort", port))
 	}
 }
 

@@ -1,0 +1,71 @@
+// Package pytorchjob renders a PyTorchJob into native objects: a headless
+// Service that names every pod, the master as a one-pod Indexed Job, and the
+// workers. A static job with a master runs one Job per worker, because each
+// worker's pod carries its own RANK; any other job runs its workers as one
+// Indexed Job, which run-time scaling resizes without a re-render.
+//
+// Every pod gets training-operator's environment contract (MASTER_ADDR,
+// RANK, WORLD_SIZE and the PET_* variables torchrun reads), so training
+// scripts written for the operator run unchanged.
+package pytorchjob
+
+import (
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/trainfn/trainfn/render/workload"
+)
+
+// Job is what rendering needs to know of a PyTorchJob.
+type Job struct {
+	workload.Owner
+
+	// Master and Worker are nil when the job has none.
+	Master *Replica
+	Worker *Replica
+
+	// NprocPerNode is spec.nprocPerNode: auto, cpu, gpu or a number; empty
+	// when the deprecated elasticPolicy.nProcPerNode takes its place.
+	NprocPerNode string
+	// NprocPerNodeWritten tells a value the user wrote from the default.
+	NprocPerNodeWritten bool
+
+	// Elastic is nil for a static job.
+	Elastic *ElasticPolicy
+
+	RunPolicy workload.RunPolicy
+}
+
+// Replica is one kind of pod of the job.
+type Replica struct {
+	Replicas      int32
+	RestartPolicy string
+	// Template is the user's PodTemplateSpec; Path locates it in the spec.
+	Template *yaml.RNode
+	Path     *field.Path
+}
+
+// ElasticPolicy is spec.elasticPolicy with upstream's defaults applied.
+type ElasticPolicy struct {
+	MinReplicas  int32
+	MaxReplicas  int32
+	RDZVBackend  string
+	RDZVPort     *int32
+	RDZVHost     *string
+	RDZVID       *string
+	RDZVConf     []RDZVConf
+	Standalone   bool
+	NProcPerNode *int32
+	MaxRestarts  *int32
+}
+
+// RDZVConf is one extra rendezvous setting.
+type RDZVConf struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// ranksPerWorker tells whether each worker's pod carries its own rank:
+// training-operator numbers workers after the master, which a static job
+// needs and an Indexed Job cannot express.
+func (j *Job) ranksPerWorker() bool { return j.Master != nil && j.Elastic == nil }

@@ -1,0 +1,238 @@
+package pytorchjob
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/trainfn/trainfn/render"
+	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/render/naming"
+	"github.com/trainfn/trainfn/render/pod"
+	"github.com/trainfn/trainfn/render/ynode"
+)
+
+// Render expands a job into its objects: the Service, the master's Job and
+// the workers' Jobs.
+func Render(job *Job) (render.Output, field.ErrorList) {
+	var out render.Output
+	out.Warnings = jobWarnings(job)
+
+	// Templates first: the ports they declare go into every pod's
+	// environment.
+	var master, worker *pod.Template
+	var p ports
+	if job.Master != nil {
+		var warnings []render.Warning
+		master, warnings = template(job, job.Master, labels.RoleMaster)
+		out.Warnings = append(out.Warnings, warnings...)
+		p.master, _ = master.Container(Container).Port(PortName)
+	}
+	if job.Worker != nil {
+		var warnings []render.Warning
+		worker, warnings = template(job, job.Worker, labels.RoleWorker)
+		out.Warnings = append(out.Warnings, warnings...)
+		p.worker, _ = worker.Container(Container).Port(PortName)
+	}
+
+	out.Objects = append(out.Objects, job.services()...)
+	if master != nil {
+		out.Warnings = append(out.Warnings, dropHostname(master, "the Indexed Job names the master's host "+naming.MasterHostname(job.Name))...)
+		setEnv(master, job.env(p, 0))
+		out.Objects = append(out.Objects, job.Object("batch/v1", "Job", naming.Master(job.Name), labels.Role(job.Name, labels.RoleMaster),
+			"spec", jobSpec(job, job.Master, append(indexed(1), "template", master.Node())...)))
+	}
+	if worker == nil {
+		return out, nil
+	}
+	out.Warnings = append(out.Warnings, dropHostname(worker, "worker i's host is "+naming.Workers(job.Name)+"-<i>")...)
+	if host, name := job.waitsFor(); host != "" {
+		if err := worker.AddInitContainer(waitFor(name, host, worker.Container(Container))); err != nil {
+			return render.Output{}, field.ErrorList{err}
+		}
+	}
+	if job.ranksPerWorker() {
+		for i := range int(job.Worker.Replicas) {
+			t := worker.Copy()
+			t.Set("hostname", ynode.String(naming.WorkerHostname(job.Name, i)))
+			setEnv(t, job.env(p, i+1))
+			out.Objects = append(out.Objects, job.Object("batch/v1", "Job", naming.WorkerHostname(job.Name, i), labels.Role(job.Name, labels.RoleWorker),
+				"spec", jobSpec(job, job.Worker,
+					"completions", 1,
+					"parallelism", 1,
+					"podReplacementPolicy", "Failed",
+					"template", t.Node())))
+		}
+	} else {
+		setEnv(worker, job.env(p, noRank))
+		n := job.Worker.Replicas
+		fields := indexed(n)
+		if job.Elastic != nil {
+			// Agents leave the rendezvous together (torchrun's exit
+			// barrier), so one that succeeds means training is over; an
+			// index scaled away, or never started, does not hold the Job.
+			fields = append(fields, "successPolicy", ynode.Map("rules", ynode.Seq(ynode.Map("succeededCount", 1))))
+		}
+		out.Objects = append(out.Objects, job.Object("batch/v1", "Job", naming.Workers(job.Name), labels.Role(job.Name, labels.RoleWorker),
+			"spec", jobSpec(job, job.Worker, append(fields, "template", worker.Node())...)))
+	}
+	return out, nil
+}
+
+// services are the headless Services that name the job's pods: <job>, under
+// which every pod's hostname resolves, and, as training-operator names them,
+// <job>-master-0 for MASTER_ADDR and <job>-worker-0 for the default
+// rendezvous endpoint. Those two are the pods' hostnames, which torchrun and
+// scripts compare addresses with, and resolve in any namespace.
+func (j *Job) services() []*yaml.RNode {
+	services := []*yaml.RNode{j.HeadlessService(naming.Service(j.Name), labels.Job(j.Name))}
+	if j.Master != nil {
+		services = append(services, j.HeadlessService(naming.MasterHostname(j.Name), labels.Role(j.Name, labels.RoleMaster)))
+	}
+	if j.Elastic != nil && j.Elastic.RDZVHost == nil {
+		selector := labels.Role(j.Name, labels.RoleWorker)
+		selector[labels.CompletionIndex] = "0"
+		services = append(services, j.HeadlessService(naming.WorkerHostname(j.Name, 0), selector))
+	}
+	return services
+}
+
+// indexed are the fields of an Indexed Job of n pods: pod i's hostname is
+// <Job name>-i, and a failed pod is replaced only once it is gone, so that
+// two pods never share a hostname.
+func indexed(n int32) []any {
+	return []any{
+		"completionMode", "Indexed",
+		"completions", n,
+		"parallelism", n,
+		"podReplacementPolicy", "Failed",
+	}
+}
+
+// template prepares a replica's pod template: labels, restart policy, DNS
+// and the pytorch container's port.
+func template(job *Job, r *Replica, role string) (*pod.Template, []render.Warning) {
+	restart := r.RestartPolicy
+	if restart == "ExitCode" {
+		// The Job's pod failure policy tells exit codes apart; it needs
+		// pods that are never restarted in place.
+		restart = "Never"
+	}
+	t, warnings := job.PodTemplate(r.Template, r.Path, role, restart)
+	t.Container(Container).SetDefaultPort(PortName, DefaultPort)
+	return t, warnings
+}
+
+// jobSpec is a Job's spec: the run policy, then fields, then, for the
+// ExitCode restart policy, the pod failure policy that implements it.
+func jobSpec(job *Job, r *Replica, fields ...any) *yaml.Node {
+	if r.RestartPolicy == "ExitCode" {
+		fields = append(fields, "podFailurePolicy", exitCodePolicy())
+	}
+	return job.RunPolicy.JobSpec(fields...)
+}
+
+// exitCodePolicy is training-operator's ExitCode restart policy as a pod
+// failure policy: exit codes 1-127 of the pytorch container are the
+// program's own failures and fail the Job; 128-255 (killed by a signal) and
+// disruptions are retried, the former within the backoff limit.
+func exitCodePolicy() *yaml.Node {
+	values := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+	for code := int32(1); code <= 127; code++ {
+		values.Content = append(values.Content, ynode.Of(code))
+	}
+	return ynode.Map("rules", ynode.Seq(
+		ynode.Map("action", "FailJob", "onExitCodes", ynode.Map("containerName", Container, "operator", "In", "values", values)),
+		ynode.Map("action", "Ignore", "onPodConditions", ynode.Seq(ynode.Map("type", "DisruptionTarget"))),
+	))
+}
+
+// waitsFor is the host a worker waits to resolve before it starts, and the
+// name of the init container that waits: the master when there is one, else
+// the rendezvous of an elastic job. Otherwise neither.
+func (j *Job) waitsFor() (host, container string) {
+	switch {
+	case j.Master != nil:
+		return naming.MasterHostname(j.Name), "wait-for-master"
+	case j.Elastic != nil:
+		return j.rendezvousHost(), "wait-for-rendezvous"
+	}
+	return "", ""
+}
+
+// waitFor is an init container that holds a worker back until host
+// resolves: a worker that starts first would fail to reach it, and could
+// fail its way through the Job's backoff limit. It runs in the pytorch
+// container's image, as that container runs, so it needs no other image.
+func waitFor(name, host string, main *pod.Container) *yaml.Node {
+	return ynode.Map(
+		"name", name,
+		"image", yaml.CopyYNode(main.Get("image")),
+		"imagePullPolicy", yaml.CopyYNode(main.Get("imagePullPolicy")),
+		"command", []string{"/bin/sh", "-c", WaitForHostScript, name, host},
+		"resources", yaml.CopyYNode(main.Get("resources")),
+		"securityContext", yaml.CopyYNode(main.Get("securityContext")),
+	)
+}
+
+// WaitForHostScript waits until the host given as its first argument
+// resolves, with whichever resolver the image has.
+const WaitForHostScript = `resolves() {
+  if command -v getent >/dev/null 2>&1; then getent hosts "$1" >/dev/null 2>&1
+  elif command -v python3 >/dev/null 2>&1; then python3 -c 'import socket, sys; socket.getaddrinfo(sys.argv[1], None)' "$1" 2>/dev/null
+  elif command -v python >/dev/null 2>&1; then python -c 'import socket, sys; socket.getaddrinfo(sys.argv[1], None)' "$1" 2>/dev/null
+  else nslookup "$1" >/dev/null 2>&1
+  fi
+}
+until resolves "$1"; do
+  echo "waiting for $1 to resolve"
+  sleep 2
+done
+`
+
+func setEnv(t *pod.Template, env []envVar) {
+	for _, c := range t.Containers() {
+		for _, e := range env {
+			c.AddEnv(e.Name, e.Value)
+		}
+	}
+}
+
+// dropHostname removes a hostname the template sets: the Job names the host.
+func dropHostname(t *pod.Template, why string) []render.Warning {
+	if t.Remove("hostname") == nil {
+		return nil
+	}
+	return []render.Warning{{Field: t.Path("hostname"), Message: "ignored: " + why}}
+}
+
+// jobWarnings are what a user should know about a job that renders but may
+// not run as meant.
+func jobWarnings(job *Job) []render.Warning {
+	var warnings []render.Warning
+	if e := job.Elastic; e != nil {
+		if n := job.Worker.Replicas; n < e.MinReplicas || n > e.MaxReplicas {
+			warnings = append(warnings, render.Warning{
+				Field: field.NewPath("spec", "pytorchReplicaSpecs", "Worker", "replicas"),
+				Message: fmt.Sprintf("%d workers start, outside elasticPolicy's [%d, %d]: torchrun waits for at least %d and admits at most %d",
+					n, e.MinReplicas, e.MaxReplicas, e.MinReplicas, e.MaxReplicas),
+			})
+		}
+		if job.Master != nil {
+			warnings = append(warnings, render.Warning{
+				Field: field.NewPath("spec", "pytorchReplicaSpecs", "Worker"),
+				Message: "workers of an elastic job get no RANK or PET_NODE_RANK: they run as one Indexed Job, " +
+					"and torchrun's rendezvous assigns their ranks",
+			})
+		}
+	}
+	if job.RunPolicy.CleanPodPolicy != "None" && job.RunPolicy.ActiveDeadlineSeconds == nil {
+		warnings = append(warnings, render.Warning{
+			Field: field.NewPath("spec", "runPolicy", "cleanPodPolicy"),
+			Message: job.RunPolicy.CleanPodPolicy + " is carried out at run time by trainfn's reconciler; without it the other pods keep running " +
+				"after the job ends, until the Jobs are deleted (runPolicy.activeDeadlineSeconds bounds them)",
+		})
+	}
+	return warnings
+}

@@ -1,0 +1,41 @@
+package workload
+
+import (
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/trainfn/trainfn/render/ynode"
+)
+
+// RunPolicy is the Kubeflow run policy every job kind shares: what the Jobs
+// enforce, and the clean-up left to run time.
+type RunPolicy struct {
+	// CleanPodPolicy is None, Running or All.
+	CleanPodPolicy          string
+	BackoffLimit            *int32
+	ActiveDeadlineSeconds   *int64
+	TTLSecondsAfterFinished *int32
+	Suspend                 bool
+	// ManagedBy is the batch/v1 Job controller that runs the Jobs; empty
+	// for Kubernetes' own.
+	ManagedBy string
+}
+
+// JobSpec maps the run policy onto the fields of a batch/v1 Job spec, then
+// adds the given fields (name, value, name, value, ...).
+func (p RunPolicy) JobSpec(fields ...any) *yaml.Node {
+	var suspend *bool
+	if p.Suspend {
+		suspend = &p.Suspend
+	}
+	var managedBy *string
+	if p.ManagedBy != "" {
+		managedBy = &p.ManagedBy
+	}
+	return ynode.Map(append([]any{
+		"backoffLimit", p.BackoffLimit,
+		"activeDeadlineSeconds", p.ActiveDeadlineSeconds,
+		"ttlSecondsAfterFinished", p.TTLSecondsAfterFinished,
+		"suspend", suspend,
+		"managedBy", managedBy,
+	}, fields...)...)
+}

@@ -1,0 +1,83 @@
+// Package workload builds what every job kind renders alike: objects whose
+// metadata comes from the job, the headless Service that names the job's
+// pods, batch/v1 Job specs from a run policy, and pod templates prepared for
+// one role of the job.
+package workload
+
+import (
+	"fmt"
+	"maps"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/trainfn/trainfn/render"
+	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/render/naming"
+	"github.com/trainfn/trainfn/render/pod"
+	"github.com/trainfn/trainfn/render/ynode"
+)
+
+// Owner is the job whose objects are rendered.
+type Owner struct {
+	Name      string
+	Namespace string
+	// Labels and Annotations are the job's own, passed on to what it renders.
+	Labels      map[string]string
+	Annotations map[string]string
+}
+
+// Object starts a rendered object: its metadata carries the job's namespace,
+// labels and annotations, and the labels own adds.
+func (o Owner) Object(apiVersion, kind, name string, own map[string]string, spec ...any) *yaml.RNode {
+	lbls := maps.Clone(o.Labels)
+	if lbls == nil {
+		lbls = map[string]string{}
+	}
+	maps.Copy(lbls, own)
+	var namespace *string
+	if o.Namespace != "" {
+		namespace = &o.Namespace
+	}
+	var annotations *yaml.Node
+	if inherited := render.InheritedAnnotations(o.Annotations); len(inherited) > 0 {
+		annotations = ynode.StringMap(inherited)
+	}
+	meta := ynode.Map("name", name, "namespace", namespace, "labels", ynode.StringMap(lbls), "annotations", annotations)
+	fields := append([]any{"apiVersion", apiVersion, "kind", kind, "metadata", meta}, spec...)
+	return yaml.NewRNode(ynode.Map(fields...))
+}
+
+// HeadlessService is a Service without a cluster IP whose DNS records name
+// the selected pods.
+func (o Owner) HeadlessService(name string, selector map[string]string) *yaml.RNode {
+	return o.Object("v1", "Service", name, labels.Job(o.Name),
+		"spec", ynode.Map("clusterIP", "None", "selector", ynode.StringMap(selector)))
+}
+
+// PodTemplate starts editing a replica's template for one role of the job:
+// labels, restart policy and the DNS settings every pod of the job shares.
+func (o Owner) PodTemplate(template *yaml.RNode, path *field.Path, role, restartPolicy string) (*pod.Template, []render.Warning) {
+	t := pod.NewTemplate(template, path)
+	t.AddLabels(o.Labels, false)
+	t.AddLabels(labels.Role(o.Name, role), true)
+	var warnings []render.Warning
+	warnings = append(warnings, Overridden(t, "restartPolicy", restartPolicy, "the replica's restartPolicy applies")...)
+	warnings = append(warnings, Overridden(t, "subdomain", naming.Service(o.Name), "the job's Service names its pods")...)
+	if t.Bool("hostNetwork") {
+		// Otherwise a host-network pod resolves with the node's DNS, which
+		// knows no Service.
+		t.SetDefault("dnsPolicy", ynode.String("ClusterFirstWithHostNet"))
+	}
+	return t, warnings
+}
+
+// Overridden sets a pod spec field trainfn owns, warning when the template
+// had set it to something else.
+func Overridden(t *pod.Template, name, value, why string) []render.Warning {
+	replaced := t.Set(name, ynode.String(value))
+	if replaced == nil || replaced.Value == value {
+		return nil
+	}
+	return []render.Warning{{Field: t.Path(name), Message: fmt.Sprintf("replaced by %s: %s", value, why)}}
+}
