@@ -4,7 +4,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build test e2e tools cluster-tools lint golden generate bench clean
+.PHONY: build test e2e e2e-tools tools cluster-tools lint golden generate bench clean
 
 ## build: bin/trainfn, the binary the examples' exec paths point at
 build:
@@ -15,12 +15,16 @@ test: tools lint
 	TRAINFN_REQUIRE_TOOLS=1 $(GO) test ./...
 
 ## e2e: apply every rendered output to a real control plane, built once
-e2e: tools cluster-tools
+e2e: e2e-tools cluster-tools
 	TRAINFN_REQUIRE_TOOLS=1 $(GO) test -tags e2e -count=1 -p 1 -parallel 8 -timeout 30m ./test/...
 
 ## tools: install what the tests run for real (kustomize, ssh, sshd, ip, unshare); idempotent
 tools:
 	hack/tools.sh
+
+## e2e-tools: the tools, and what the end-to-end suite runs besides (torchrun)
+e2e-tools:
+	hack/tools.sh e2e
 
 ## cluster-tools: build etcd, the Kubernetes components and kwok into .cache/bin
 cluster-tools:

@@ -24,6 +24,12 @@ go_tool() {
 debian_command() {
 	local cmd=$1 pkg=$2
 	command -v "$cmd" >/dev/null || [[ -x /usr/sbin/$cmd ]] && return
+	debian_package "$pkg" "$cmd"
+}
+
+# debian_package PACKAGE [COMMAND]: install a Debian package.
+debian_package() {
+	local pkg=$1 cmd=${2:-$1}
 	if [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null; then
 		echo "tools: $cmd is missing; install the Debian package $pkg" >&2
 		exit 1
@@ -39,3 +45,9 @@ debian_command sshd openssh-server
 # The end-to-end suite stands a pod in for its own namespaces.
 debian_command ip iproute2
 debian_command unshare util-linux
+
+# The end-to-end suite also runs real torchrun: Debian's PyTorch, whose
+# torchrun runs on the system Python, whatever python3 PATH finds first.
+if [[ ${1:-} == e2e && ! -x /usr/bin/torchrun ]]; then
+	debian_package python3-torch
+fi

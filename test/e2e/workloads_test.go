@@ -78,6 +78,20 @@ func checkWorkloads(t *testing.T, ns string, objs []*unstructured.Unstructured) 
 			}
 		}
 	}
+	// The hosts the pods' environment names (PyTorch's master and
+	// rendezvous) are pods of the output, running under those names, or no
+	// part of it at all (a rendezvous server of the user's).
+	for _, host := range environmentHosts(t, objs) {
+		hostname, _, _ := strings.Cut(host, ".")
+		up, ok := promised[hostname]
+		if !ok {
+			t.Logf("the environment names %s, which no Job of the output creates", host)
+			continue
+		}
+		if up {
+			checkAddress(t, ns, host)
+		}
+	}
 	// A launcher waits for running workers; the check below must not go
 	// quietly unrun because the wait container could not be recognised.
 	if workers > 0 {
@@ -192,6 +206,72 @@ func hostfileHosts(hostfile string) []string {
 		hosts = append(hosts, host)
 	}
 	return hosts
+}
+
+// environmentHosts are the hosts that the containers of the output's Jobs
+// are told to reach: MASTER_ADDR, PET_MASTER_ADDR, PET_RDZV_ENDPOINT.
+func environmentHosts(t *testing.T, objs []*unstructured.Unstructured) []string {
+	var hosts []string
+	for _, obj := range objs {
+		if obj.GetAPIVersion() != "batch/v1" || obj.GetKind() != "Job" {
+			continue
+		}
+		var job batchv1.Job
+		require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &job))
+		for _, c := range job.Spec.Template.Spec.Containers {
+			for _, e := range c.Env {
+				switch e.Name {
+				case "MASTER_ADDR", "PET_MASTER_ADDR":
+					hosts = append(hosts, e.Value)
+				case "PET_RDZV_ENDPOINT":
+					host, _, _ := strings.Cut(e.Value, ":")
+					hosts = append(hosts, host)
+				}
+			}
+		}
+	}
+	slices.Sort(hosts)
+	return slices.Compact(hosts)
+}
+
+// checkAddress checks that an address a pod is given resolves in the
+// namespace to the running pod it means: <hostname>.<subdomain> through the
+// job's Service, or a bare hostname through a headless Service of that name
+// that lists exactly that pod, ready.
+func checkAddress(t *testing.T, ns, host string) {
+	if strings.Contains(host, ".") {
+		checkHost(t, ns, host)
+		return
+	}
+	ctx := context.Background()
+	pods, err := kube.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	require.NoError(t, err)
+	var ip string
+	for _, pod := range pods.Items {
+		if pod.Spec.Hostname == host && running(&pod) {
+			ip = pod.Status.PodIP
+		}
+	}
+	require.NotEmpty(t, ip, "no running pod has hostname %s", host)
+	err = waitUntil("Service "+host+" to list the pod "+host, func(ctx context.Context) error {
+		list, err := kube.Client.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + host})
+		if err != nil {
+			return err
+		}
+		var ready []string
+		for _, slice := range list.Items {
+			for _, ep := range slice.Endpoints {
+				if ep.Conditions.Ready != nil && *ep.Conditions.Ready {
+					ready = append(ready, ep.Addresses...)
+				}
+			}
+		}
+		if !slices.Equal(ready, []string{ip}) {
+			return fmt.Errorf("Service %s lists %v, not only %s", host, ready, ip)
+		}
+		return nil
+	})
+	require.NoError(t, err)
 }
 
 // checkHost checks that a hostfile entry <hostname>.<subdomain> is a
