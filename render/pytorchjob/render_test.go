@@ -1,0 +1,232 @@
+package pytorchjob
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/trainfn/trainfn/render/workload"
+)
+
+// jobBuilder builds the renderer's input the way a test reads best.
+type jobBuilder struct{ job Job }
+
+func newJob(name string) *jobBuilder {
+	return &jobBuilder{job: Job{
+		Owner:        workload.Owner{Name: name},
+		NprocPerNode: "auto",
+		RunPolicy:    workload.RunPolicy{CleanPodPolicy: "None"},
+	}}
+}
+
+func replica(n int32, role string) *Replica {
+	return &Replica{Replicas: n, RestartPolicy: "OnFailure",
+		Template: yaml.MustParse(`{spec: {containers: [{name: pytorch, image: train:1}]}}`),
+		Path:     field.NewPath("spec", "pytorchReplicaSpecs", role, "template")}
+}
+
+func (b *jobBuilder) master() *jobBuilder {
+	b.job.Master = replica(1, "Master")
+	return b
+}
+
+func (b *jobBuilder) workers(n int32) *jobBuilder {
+	b.job.Worker = replica(n, "Worker")
+	return b
+}
+
+func (b *jobBuilder) nproc(n string) *jobBuilder {
+	b.job.NprocPerNode, b.job.NprocPerNodeWritten = n, true
+	return b
+}
+
+func (b *jobBuilder) elastic(minR, maxR int32) *jobBuilder {
+	b.job.Elastic = &ElasticPolicy{MinReplicas: minR, MaxReplicas: maxR, RDZVBackend: "c10d"}
+	return b
+}
+
+// render renders the job and reads back its Jobs by name.
+func (b *jobBuilder) render(t *testing.T) map[string]*batchv1.Job {
+	t.Helper()
+	out, errs := Render(&b.job)
+	require.Empty(t, errs)
+	jobs := map[string]*batchv1.Job{}
+	for _, o := range out.Objects {
+		if o.GetKind() != "Job" {
+			continue
+		}
+		s, err := o.String()
+		require.NoError(t, err)
+		var job batchv1.Job
+		require.NoError(t, sigsyaml.UnmarshalStrict([]byte(s), &job))
+		jobs[job.Name] = &job
+	}
+	return jobs
+}
+
+// env is the environment of a Job's pytorch container, by name.
+func env(t *testing.T, job *batchv1.Job) map[string]string {
+	t.Helper()
+	require.NotNil(t, job)
+	vars := map[string]string{}
+	for _, c := range job.Spec.Template.Spec.Containers {
+		if c.Name == Container {
+			for _, e := range c.Env {
+				_, dup := vars[e.Name]
+				require.False(t, dup, "%s is set twice", e.Name)
+				vars[e.Name] = e.Value
+			}
+		}
+	}
+	return vars
+}
+
+func TestStaticRanksFollowTheMaster(t *testing.T) {
+	jobs := newJob("mnist").master().workers(3).nproc("2").render(t)
+	require.Len(t, jobs, 4, "the master's Job and one per worker")
+	for name, rank := range map[string]string{"mnist-master": "0", "mnist-worker-0": "1", "mnist-worker-1": "2", "mnist-worker-2": "3"} {
+		vars := env(t, jobs[name])
+		assert.Equal(t, rank, vars["RANK"], name)
+		assert.Equal(t, rank, vars["PET_NODE_RANK"], name)
+		assert.Equal(t, "8", vars["WORLD_SIZE"], "4 pods of 2 processes")
+		assert.Equal(t, "4", vars["PET_NNODES"])
+		assert.Equal(t, "2", vars["PET_NPROC_PER_NODE"])
+		assert.Equal(t, "mnist-master-0", vars["MASTER_ADDR"])
+		assert.Equal(t, "23456", vars["MASTER_PORT"])
+		assert.Equal(t, vars["MASTER_ADDR"], vars["PET_MASTER_ADDR"])
+		assert.Equal(t, vars["MASTER_PORT"], vars["PET_MASTER_PORT"])
+		assert.Equal(t, "0", vars["PYTHONUNBUFFERED"])
+	}
+	assert.Equal(t, "mnist-worker-2", jobs["mnist-worker-2"].Spec.Template.Spec.Hostname)
+	assert.Equal(t, "mnist", jobs["mnist-worker-2"].Spec.Template.Spec.Subdomain)
+	assert.Equal(t, "wait-for-master", jobs["mnist-worker-0"].Spec.Template.Spec.InitContainers[0].Name)
+	assert.Empty(t, jobs["mnist-master"].Spec.Template.Spec.InitContainers)
+}
+
+func TestWorldSizeCountsPodsUnlessProcessesAreNumbered(t *testing.T) {
+	for nproc, want := range map[string]string{"auto": "3", "gpu": "3", "4": "12"} {
+		vars := env(t, newJob("j").master().workers(2).nproc(nproc).render(t)["j-master"])
+		assert.Equal(t, want, vars["WORLD_SIZE"], nproc)
+	}
+}
+
+func TestWorkersOnlyGetNodeCountAndProcesses(t *testing.T) {
+	jobs := newJob("j").workers(3).render(t)
+	require.Len(t, jobs, 1)
+	job := jobs["j-worker"]
+	assert.Equal(t, ptr.To(batchv1.IndexedCompletion), job.Spec.CompletionMode)
+	assert.Equal(t, ptr.To[int32](3), job.Spec.Completions)
+	assert.Nil(t, job.Spec.SuccessPolicy, "a static job succeeds when every worker has")
+	assert.Equal(t, map[string]string{"PYTHONUNBUFFERED": "0", "PET_NNODES": "3", "PET_NPROC_PER_NODE": "auto"}, env(t, job))
+	assert.Empty(t, job.Spec.Template.Spec.InitContainers)
+}
+
+func TestElasticEnvironment(t *testing.T) {
+	b := newJob("e").workers(2).elastic(1, 3)
+	id, port := "run-1", int32(29400)
+	b.job.Elastic.RDZVID, b.job.Elastic.RDZVPort = &id, &port
+	b.job.Elastic.RDZVConf = []RDZVConf{{"join_timeout", "60"}, {"last_call_timeout", "5"}}
+	b.job.Elastic.Standalone = true
+	b.job.Elastic.MaxRestarts = ptr.To[int32](7)
+	job := b.render(t)["e-worker"]
+	assert.Equal(t, map[string]string{
+		"PYTHONUNBUFFERED":  "0",
+		"PET_RDZV_ENDPOINT": "e-worker-0:29400",
+		"PET_RDZV_BACKEND":  "c10d",
+		"PET_NNODES":        "1:3",
+		"PET_MAX_RESTARTS":  "7",
+		"PET_RDZV_ID":       "run-1",
+		"PET_RDZV_CONF":     "join_timeout=60,last_call_timeout=5",
+		"PET_STANDALONE":    "",
+	}, env(t, job), "no PET_NPROC_PER_NODE unless written, as upstream")
+	assert.Equal(t, []batchv1.SuccessPolicyRule{{SucceededCount: ptr.To[int32](1)}}, job.Spec.SuccessPolicy.Rules)
+	assert.Equal(t, "wait-for-rendezvous", job.Spec.Template.Spec.InitContainers[0].Name)
+	assert.Equal(t, "e-worker-0", job.Spec.Template.Spec.InitContainers[0].Command[4])
+}
+
+func TestElasticRendezvousDefaultsToWorkerZerosPort(t *testing.T) {
+	b := newJob("e").workers(2).elastic(2, 2)
+	b.job.Worker.Template = yaml.MustParse(`{spec: {containers: [{name: pytorch, image: t:1, ports: [{name: pytorchjob-port, containerPort: 30000}]}]}}`)
+	assert.Equal(t, "e-worker-0:30000", env(t, b.render(t)["e-worker"])["PET_RDZV_ENDPOINT"])
+}
+
+func TestServicesNameMasterAndRendezvous(t *testing.T) {
+	out, errs := Render(&newJob("e").master().workers(2).elastic(1, 2).job)
+	require.Empty(t, errs)
+	services := map[string]map[string]string{}
+	for _, o := range out.Objects {
+		if o.GetKind() == "Service" {
+			s, err := o.String()
+			require.NoError(t, err)
+			var svc corev1.Service
+			require.NoError(t, sigsyaml.UnmarshalStrict([]byte(s), &svc))
+			assert.Equal(t, corev1.ClusterIPNone, svc.Spec.ClusterIP)
+			services[svc.Name] = svc.Spec.Selector
+		}
+	}
+	require.Len(t, services, 3)
+	assert.Equal(t, "master", services["e-master-0"]["training.kubeflow.org/job-role"])
+	assert.Equal(t, "0", services["e-worker-0"][batchv1.JobCompletionIndexAnnotation])
+	assert.NotContains(t, services["e"], "training.kubeflow.org/job-role", "the job's Service names every pod")
+}
+
+func TestExitCodeFailsTheJobOnProgramErrors(t *testing.T) {
+	b := newJob("j").workers(1)
+	b.job.Worker.RestartPolicy = "ExitCode"
+	job := b.render(t)["j-worker"]
+	assert.Equal(t, corev1.RestartPolicyNever, job.Spec.Template.Spec.RestartPolicy)
+	rules := job.Spec.PodFailurePolicy.Rules
+	require.Len(t, rules, 2)
+	assert.Equal(t, batchv1.PodFailurePolicyActionFailJob, rules[0].Action)
+	codes := rules[0].OnExitCodes.Values
+	assert.Equal(t, []int32{1, 127}, []int32{codes[0], codes[len(codes)-1]})
+	assert.Len(t, codes, 127)
+}
+
+func TestBoundsAsUpstreamDefaultsThem(t *testing.T) {
+	two, five := ptr.To[int32](2), ptr.To[int32](5)
+	for _, c := range []struct {
+		minR, maxR *int32
+		want       [2]int32
+	}{
+		{two, five, [2]int32{2, 5}},
+		{nil, five, [2]int32{5, 5}},
+		{two, nil, [2]int32{2, 2}},
+		{nil, nil, [2]int32{3, 3}},
+	} {
+		lo, hi := bounds(c.minR, c.maxR, 3)
+		assert.Equal(t, c.want, [2]int32{lo, hi})
+	}
+}
+
+// The wait script runs under a real sh: it returns once the host resolves,
+// and keeps waiting while it does not.
+func TestWaitForHostScript(t *testing.T) {
+	run := func(host string, within time.Duration) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), within)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", WaitForHostScript, "wait-for-master", host)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		return out.String(), err
+	}
+	out, err := run("localhost", 10*time.Second)
+	require.NoError(t, err, out)
+	assert.Empty(t, out)
+
+	out, err = run("no-such-host.invalid", 3*time.Second)
+	require.Error(t, err, "gave up or passed instead of waiting")
+	assert.Contains(t, out, "waiting for no-such-host.invalid to resolve")
+}
