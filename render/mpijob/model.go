@@ -8,9 +8,6 @@
 package mpijob
 
 import (
-	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
-
 	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/render/workload"
 )
@@ -24,20 +21,11 @@ type Job struct {
 	RunLauncherAsWorker bool
 	SSHAuthMountPath    string
 
-	Launcher Replica
+	Launcher workload.Replica
 	// Worker is nil for a job that runs on its launcher alone.
-	Worker *Replica
+	Worker *workload.Replica
 
 	RunPolicy workload.RunPolicy
-}
-
-// Replica is one kind of pod of the job.
-type Replica struct {
-	Replicas      int32
-	RestartPolicy string
-	// Template is the user's PodTemplateSpec; Path locates it in the spec.
-	Template *yaml.RNode
-	Path     *field.Path
 }
 
 // workers is the number of worker pods.

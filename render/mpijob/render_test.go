@@ -31,8 +31,8 @@ func newJob(name string) *jobBuilder {
 	}}
 }
 
-func replica(n int32, restart, role, template string) Replica {
-	return Replica{Replicas: n, RestartPolicy: restart, Template: yaml.MustParse(template),
+func replica(n int32, restart, role, template string) workload.Replica {
+	return workload.Replica{Replicas: n, RestartPolicy: restart, Template: yaml.MustParse(template),
 		Path: field.NewPath("spec", "mpiReplicaSpecs", role, "template")}
 }
 

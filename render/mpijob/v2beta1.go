@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render"
 	"github.com/trainfn/trainfn/render/mpi"
@@ -16,22 +15,12 @@ import (
 // filled in by the schema, that rendering reads; pod templates are read from
 // the document as written.
 type v2beta1Spec struct {
-	SlotsPerWorker      int32  `json:"slotsPerWorker"`
-	RunLauncherAsWorker bool   `json:"runLauncherAsWorker"`
-	SSHAuthMountPath    string `json:"sshAuthMountPath"`
-	MPIImplementation   string `json:"mpiImplementation"`
-	RunPolicy           struct {
-		CleanPodPolicy          string `json:"cleanPodPolicy"`
-		TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished"`
-		ActiveDeadlineSeconds   *int64 `json:"activeDeadlineSeconds"`
-		BackoffLimit            *int32 `json:"backoffLimit"`
-		Suspend                 bool   `json:"suspend"`
-		ManagedBy               string `json:"managedBy"`
-	} `json:"runPolicy"`
-	MPIReplicaSpecs map[string]struct {
-		Replicas      int32  `json:"replicas"`
-		RestartPolicy string `json:"restartPolicy"`
-	} `json:"mpiReplicaSpecs"`
+	SlotsPerWorker      int32                           `json:"slotsPerWorker"`
+	RunLauncherAsWorker bool                            `json:"runLauncherAsWorker"`
+	SSHAuthMountPath    string                          `json:"sshAuthMountPath"`
+	MPIImplementation   string                          `json:"mpiImplementation"`
+	RunPolicy           workload.RunPolicySpec          `json:"runPolicy"`
+	MPIReplicaSpecs     map[string]workload.ReplicaSpec `json:"mpiReplicaSpecs"`
 }
 
 // mpiOperator is the managedBy value naming mpi-operator, whose place the
@@ -54,57 +43,26 @@ func fromV2beta1(v *schemas.Validated) (*Job, []render.Warning, error) {
 	if err := v.Decode("spec", &spec); err != nil {
 		return nil, nil, fmt.Errorf("reading the defaulted spec: %w", err)
 	}
-	meta, err := v.Doc.GetMeta()
+	owner, err := workload.OwnerOf(v.Doc)
 	if err != nil {
 		return nil, nil, err
 	}
+	replicas, err := workload.Replicas(v.Doc, spec.MPIReplicaSpecs, "mpiReplicaSpecs", "Launcher", "Worker")
+	if err != nil {
+		return nil, nil, err
+	}
+	if replicas[0] == nil {
+		return nil, nil, fmt.Errorf("spec.mpiReplicaSpecs has no Launcher")
+	}
 	job := &Job{
-		Owner: workload.Owner{
-			Name:        meta.Name,
-			Namespace:   meta.Namespace,
-			Labels:      meta.Labels,
-			Annotations: meta.Annotations,
-		},
+		Owner:               owner,
 		Implementation:      mpi.Implementation(spec.MPIImplementation),
 		SlotsPerWorker:      spec.SlotsPerWorker,
 		RunLauncherAsWorker: spec.RunLauncherAsWorker,
 		SSHAuthMountPath:    spec.SSHAuthMountPath,
-		RunPolicy: workload.RunPolicy{
-			CleanPodPolicy:          spec.RunPolicy.CleanPodPolicy,
-			BackoffLimit:            spec.RunPolicy.BackoffLimit,
-			ActiveDeadlineSeconds:   spec.RunPolicy.ActiveDeadlineSeconds,
-			TTLSecondsAfterFinished: spec.RunPolicy.TTLSecondsAfterFinished,
-			Suspend:                 spec.RunPolicy.Suspend,
-		},
+		RunPolicy:           spec.RunPolicy.Policy(mpiOperator),
+		Launcher:            *replicas[0],
+		Worker:              replicas[1],
 	}
-	if spec.RunPolicy.ManagedBy != mpiOperator {
-		job.RunPolicy.ManagedBy = spec.RunPolicy.ManagedBy
-	}
-	replicas := field.NewPath("spec", "mpiReplicaSpecs")
-	for _, role := range []string{"Launcher", "Worker"} {
-		rs, ok := spec.MPIReplicaSpecs[role]
-		if !ok {
-			continue
-		}
-		template, err := v.Doc.Pipe(yaml.Lookup("spec", "mpiReplicaSpecs", role, "template"))
-		if err != nil || template == nil {
-			return nil, nil, fmt.Errorf("%s has no template", replicas.Child(role))
-		}
-		r := Replica{Replicas: rs.Replicas, RestartPolicy: rs.RestartPolicy, Template: template,
-			Path: replicas.Child(role, "template")}
-		if role == "Launcher" {
-			job.Launcher = r
-		} else {
-			job.Worker = &r
-		}
-	}
-
-	var warnings []render.Warning
-	if policy, _ := v.Doc.Pipe(yaml.Lookup("spec", "runPolicy", "schedulingPolicy")); policy != nil {
-		warnings = append(warnings, render.Warning{
-			Field:   field.NewPath("spec", "runPolicy", "schedulingPolicy"),
-			Message: "gang scheduling is not rendered yet: the policy is validated, then ignored",
-		})
-	}
-	return job, warnings, nil
+	return job, workload.SpecWarnings(v.Doc), nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/trainfn/trainfn/render/naming"
+	"github.com/trainfn/trainfn/render/workload"
 )
 
 // The pytorch container and its port, as training-operator names them.
@@ -90,7 +91,7 @@ func (j *Job) env(p ports, rank int) []envVar {
 // replicas is the number of pods the job starts with.
 func (j *Job) replicas() int32 {
 	var n int32
-	for _, r := range []*Replica{j.Master, j.Worker} {
+	for _, r := range []*workload.Replica{j.Master, j.Worker} {
 		if r != nil {
 			n += r.Replicas
 		}

@@ -10,9 +10,6 @@
 package pytorchjob
 
 import (
-	"k8s.io/apimachinery/pkg/util/validation/field"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
-
 	"github.com/trainfn/trainfn/render/workload"
 )
 
@@ -21,8 +18,8 @@ type Job struct {
 	workload.Owner
 
 	// Master and Worker are nil when the job has none.
-	Master *Replica
-	Worker *Replica
+	Master *workload.Replica
+	Worker *workload.Replica
 
 	// NprocPerNode is spec.nprocPerNode: auto, cpu, gpu or a number; empty
 	// when the deprecated elasticPolicy.nProcPerNode takes its place.
@@ -34,15 +31,6 @@ type Job struct {
 	Elastic *ElasticPolicy
 
 	RunPolicy workload.RunPolicy
-}
-
-// Replica is one kind of pod of the job.
-type Replica struct {
-	Replicas      int32
-	RestartPolicy string
-	// Template is the user's PodTemplateSpec; Path locates it in the spec.
-	Template *yaml.RNode
-	Path     *field.Path
 }
 
 // ElasticPolicy is spec.elasticPolicy with upstream's defaults applied.

@@ -10,6 +10,7 @@ import (
 	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/render/naming"
 	"github.com/trainfn/trainfn/render/pod"
+	"github.com/trainfn/trainfn/render/workload"
 	"github.com/trainfn/trainfn/render/ynode"
 )
 
@@ -112,7 +113,7 @@ func indexed(n int32) []any {
 
 // template prepares a replica's pod template: labels, restart policy, DNS
 // and the pytorch container's port.
-func template(job *Job, r *Replica, role string) (*pod.Template, []render.Warning) {
+func template(job *Job, r *workload.Replica, role string) (*pod.Template, []render.Warning) {
 	restart := r.RestartPolicy
 	if restart == "ExitCode" {
 		// The Job's pod failure policy tells exit codes apart; it needs
@@ -126,7 +127,7 @@ func template(job *Job, r *Replica, role string) (*pod.Template, []render.Warnin
 
 // jobSpec is a Job's spec: the run policy, then fields, then, for the
 // ExitCode restart policy, the pod failure policy that implements it.
-func jobSpec(job *Job, r *Replica, fields ...any) *yaml.Node {
+func jobSpec(job *Job, r *workload.Replica, fields ...any) *yaml.Node {
 	if r.RestartPolicy == "ExitCode" {
 		fields = append(fields, "podFailurePolicy", exitCodePolicy())
 	}

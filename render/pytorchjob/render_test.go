@@ -30,8 +30,8 @@ func newJob(name string) *jobBuilder {
 	}}
 }
 
-func replica(n int32, role string) *Replica {
-	return &Replica{Replicas: n, RestartPolicy: "OnFailure",
+func replica(n int32, role string) *workload.Replica {
+	return &workload.Replica{Replicas: n, RestartPolicy: "OnFailure",
 		Template: yaml.MustParse(`{spec: {containers: [{name: pytorch, image: train:1}]}}`),
 		Path:     field.NewPath("spec", "pytorchReplicaSpecs", role, "template")}
 }

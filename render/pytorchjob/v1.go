@@ -28,18 +28,8 @@ type v1Spec struct {
 		NProcPerNode *int32     `json:"nProcPerNode"`
 		MaxRestarts  *int32     `json:"maxRestarts"`
 	} `json:"elasticPolicy"`
-	RunPolicy struct {
-		CleanPodPolicy          string `json:"cleanPodPolicy"`
-		TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished"`
-		ActiveDeadlineSeconds   *int64 `json:"activeDeadlineSeconds"`
-		BackoffLimit            *int32 `json:"backoffLimit"`
-		Suspend                 bool   `json:"suspend"`
-		ManagedBy               string `json:"managedBy"`
-	} `json:"runPolicy"`
-	PyTorchReplicaSpecs map[string]struct {
-		Replicas      int32  `json:"replicas"`
-		RestartPolicy string `json:"restartPolicy"`
-	} `json:"pytorchReplicaSpecs"`
+	RunPolicy           workload.RunPolicySpec          `json:"runPolicy"`
+	PyTorchReplicaSpecs map[string]workload.ReplicaSpec `json:"pytorchReplicaSpecs"`
 }
 
 // trainingOperator is the managedBy value naming training-operator, whose
@@ -62,48 +52,22 @@ func fromV1(v *schemas.Validated) (*Job, []render.Warning, error) {
 	if err := v.Decode("spec", &spec); err != nil {
 		return nil, nil, fmt.Errorf("reading the defaulted spec: %w", err)
 	}
-	meta, err := v.Doc.GetMeta()
+	owner, err := workload.OwnerOf(v.Doc)
+	if err != nil {
+		return nil, nil, err
+	}
+	replicas, err := workload.Replicas(v.Doc, spec.PyTorchReplicaSpecs, "pytorchReplicaSpecs", "Master", "Worker")
 	if err != nil {
 		return nil, nil, err
 	}
 	written, _ := v.Doc.Pipe(yaml.Lookup("spec", "nprocPerNode"))
 	job := &Job{
-		Owner: workload.Owner{
-			Name:        meta.Name,
-			Namespace:   meta.Namespace,
-			Labels:      meta.Labels,
-			Annotations: meta.Annotations,
-		},
+		Owner:               owner,
+		Master:              replicas[0],
+		Worker:              replicas[1],
 		NprocPerNode:        spec.NprocPerNode,
 		NprocPerNodeWritten: written != nil,
-		RunPolicy: workload.RunPolicy{
-			CleanPodPolicy:          spec.RunPolicy.CleanPodPolicy,
-			BackoffLimit:            spec.RunPolicy.BackoffLimit,
-			ActiveDeadlineSeconds:   spec.RunPolicy.ActiveDeadlineSeconds,
-			TTLSecondsAfterFinished: spec.RunPolicy.TTLSecondsAfterFinished,
-			Suspend:                 spec.RunPolicy.Suspend,
-		},
-	}
-	if spec.RunPolicy.ManagedBy != trainingOperator {
-		job.RunPolicy.ManagedBy = spec.RunPolicy.ManagedBy
-	}
-	replicas := field.NewPath("spec", "pytorchReplicaSpecs")
-	for _, role := range []string{"Master", "Worker"} {
-		rs, ok := spec.PyTorchReplicaSpecs[role]
-		if !ok {
-			continue
-		}
-		template, err := v.Doc.Pipe(yaml.Lookup("spec", "pytorchReplicaSpecs", role, "template"))
-		if err != nil || template == nil {
-			return nil, nil, fmt.Errorf("%s has no template", replicas.Child(role))
-		}
-		r := &Replica{Replicas: rs.Replicas, RestartPolicy: rs.RestartPolicy, Template: template,
-			Path: replicas.Child(role, "template")}
-		if role == "Master" {
-			job.Master = r
-		} else {
-			job.Worker = r
-		}
+		RunPolicy:           spec.RunPolicy.Policy(trainingOperator),
 	}
 	if e := spec.ElasticPolicy; e != nil {
 		// The schema requires a Worker with an elastic policy.
@@ -115,14 +79,7 @@ func fromV1(v *schemas.Validated) (*Job, []render.Warning, error) {
 		}
 	}
 
-	var warnings []render.Warning
-	if policy, _ := v.Doc.Pipe(yaml.Lookup("spec", "runPolicy", "schedulingPolicy")); policy != nil {
-		warnings = append(warnings, render.Warning{
-			Field:   field.NewPath("spec", "runPolicy", "schedulingPolicy"),
-			Message: "gang scheduling is not rendered yet: the policy is validated, then ignored",
-		})
-	}
-	return job, warnings, nil
+	return job, workload.SpecWarnings(v.Doc), nil
 }
 
 // bounds are the elastic job's minimum and maximum worker counts as

@@ -39,3 +39,31 @@ func (p RunPolicy) JobSpec(fields ...any) *yaml.Node {
 		"managedBy", managedBy,
 	}, fields...)...)
 }
+
+// RunPolicySpec is runPolicy as a Kubeflow job spec writes it, the schema's
+// defaults filled in.
+type RunPolicySpec struct {
+	CleanPodPolicy          string `json:"cleanPodPolicy"`
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished"`
+	ActiveDeadlineSeconds   *int64 `json:"activeDeadlineSeconds"`
+	BackoffLimit            *int32 `json:"backoffLimit"`
+	Suspend                 bool   `json:"suspend"`
+	ManagedBy               string `json:"managedBy"`
+}
+
+// Policy is the run policy the rendered Jobs follow. A managedBy naming
+// operator, the operator trainfn takes the place of, leaves the Jobs to
+// Kubernetes' Job controller.
+func (s RunPolicySpec) Policy(operator string) RunPolicy {
+	p := RunPolicy{
+		CleanPodPolicy:          s.CleanPodPolicy,
+		BackoffLimit:            s.BackoffLimit,
+		ActiveDeadlineSeconds:   s.ActiveDeadlineSeconds,
+		TTLSecondsAfterFinished: s.TTLSecondsAfterFinished,
+		Suspend:                 s.Suspend,
+	}
+	if s.ManagedBy != operator {
+		p.ManagedBy = s.ManagedBy
+	}
+	return p
+}

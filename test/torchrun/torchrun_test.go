@@ -48,8 +48,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// scenario bounds each scenario, start-up and rendezvous included.
-const scenario = 3 * time.Minute
+// scenario bounds each scenario, start-up and rendezvous included; one
+// takes about ten seconds.
+const scenario = 90 * time.Second
 
 func TestStaticMasterAndWorkers(t *testing.T) {
 	for _, manifest := range []string{"static.yaml", "static-env.yaml"} {
@@ -148,8 +149,9 @@ type cluster struct {
 	t   *testing.T
 	out *rendered.Output
 	net *netns.Network
-	// image is the stand-in image's environment: Debian's torchrun, and
-	// a home for PyTorch's caches. Its working directory holds the script.
+	// image is the stand-in image's environment: Debian's torchrun, and a
+	// home and temporary folder that end with the test. Its working
+	// directory holds the script.
 	image []string
 	dir   string
 
@@ -169,7 +171,7 @@ func newCluster(t *testing.T, out *rendered.Output) *cluster {
 	require.NoError(t, err)
 	home := t.TempDir()
 	return &cluster{t: t, out: out, net: netns.New(t), dir: dir,
-		image:   []string{"PATH=/usr/bin:/bin", "HOME=" + home},
+		image:   []string{"PATH=/usr/bin:/bin", "HOME=" + home, "TMPDIR=" + home},
 		started: map[*rendered.Pod]*netns.Pod{}, running: map[*rendered.Pod]string{}}
 }
 
