@@ -11,9 +11,9 @@ import (
 
 // The pytorch container and its port, as training-operator names them.
 const (
-	Container   = "pytorch"
-	PortName    = "pytorchjob-port"
-	DefaultPort = 23456
+	pytorchContainer = "pytorch"
+	portName         = "pytorchjob-port"
+	defaultPort      = 23456
 )
 
 // envVar is a container environment variable.
@@ -28,8 +28,10 @@ const noRank = -1
 // env is the environment training-operator gives every container of a pod,
 // in its order: the master's address and the pod's rank when the job has a
 // master, then the rendezvous for an elastic job or the node count for a
-// static one. rank is 0 for the master, 1+i for worker i, noRank when an
-// Indexed Job runs the pod.
+// static one. Two additions: workers-only static jobs also get
+// PET_NPROC_PER_NODE, and elastic ones a written nprocPerNode, both of
+// which upstream drops. rank is 0 for the master, 1+i for worker i, noRank
+// for the workers of an elastic job, whose rendezvous ranks them.
 func (j *Job) env(p ports, rank int) []envVar {
 	env := []envVar{{"PYTHONUNBUFFERED", "0"}}
 	if j.Master != nil {
@@ -82,7 +84,7 @@ func (j *Job) env(p ports, rank int) []envVar {
 		return env
 	}
 	env = append(env, envVar{"PET_NNODES", strconv.Itoa(int(j.replicas()))})
-	if j.Master == nil {
+	if j.Master == nil && j.NprocPerNode != "" {
 		env = append(env, envVar{"PET_NPROC_PER_NODE", j.NprocPerNode})
 	}
 	return env

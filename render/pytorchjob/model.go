@@ -1,5 +1,5 @@
-// Package pytorchjob renders a PyTorchJob into native objects: a headless
-// Service that names every pod, the master as a one-pod Indexed Job, and the
+// Package pytorchjob renders a PyTorchJob into native objects: headless
+// Services that name its pods, the master as a one-pod Indexed Job, and the
 // workers. A static job with a master runs one Job per worker, because each
 // worker's pod carries its own RANK; any other job runs its workers as one
 // Indexed Job, which run-time scaling resizes without a re-render.

@@ -14,9 +14,12 @@ import (
 	"github.com/trainfn/trainfn/render/ynode"
 )
 
-// Render expands a job into its objects: the Service, the master's Job and
+// Render expands a job into its objects: the Services, the master's Job and
 // the workers' Jobs.
 func Render(job *Job) (render.Output, field.ErrorList) {
+	if errs := job.check(); len(errs) > 0 {
+		return render.Output{}, errs
+	}
 	var out render.Output
 	out.Warnings = jobWarnings(job)
 
@@ -28,13 +31,13 @@ func Render(job *Job) (render.Output, field.ErrorList) {
 		var warnings []render.Warning
 		master, warnings = template(job, job.Master, labels.RoleMaster)
 		out.Warnings = append(out.Warnings, warnings...)
-		p.master, _ = master.Container(Container).Port(PortName)
+		p.master, _ = master.Container(pytorchContainer).Port(portName)
 	}
 	if job.Worker != nil {
 		var warnings []render.Warning
 		worker, warnings = template(job, job.Worker, labels.RoleWorker)
 		out.Warnings = append(out.Warnings, warnings...)
-		p.worker, _ = worker.Container(Container).Port(PortName)
+		p.worker, _ = worker.Container(pytorchContainer).Port(portName)
 	}
 
 	out.Objects = append(out.Objects, job.services()...)
@@ -49,7 +52,7 @@ func Render(job *Job) (render.Output, field.ErrorList) {
 	}
 	out.Warnings = append(out.Warnings, dropHostname(worker, "worker i's host is "+naming.Workers(job.Name)+"-<i>")...)
 	if host, name := job.waitsFor(); host != "" {
-		if err := worker.AddInitContainer(waitFor(name, host, worker.Container(Container))); err != nil {
+		if err := worker.AddInitContainer(waitFor(name, host, worker.Container(pytorchContainer))); err != nil {
 			return render.Output{}, field.ErrorList{err}
 		}
 	}
@@ -79,6 +82,21 @@ func Render(job *Job) (render.Output, field.ErrorList) {
 			"spec", jobSpec(job, job.Worker, append(fields, "template", worker.Node())...)))
 	}
 	return out, nil
+}
+
+// check reports what the schema guarantees and rendering relies on.
+func (j *Job) check() field.ErrorList {
+	var errs field.ErrorList
+	specs := field.NewPath("spec", "pytorchReplicaSpecs")
+	if j.Elastic != nil && j.Worker == nil {
+		errs = append(errs, field.Required(specs.Child("Worker"), "needed with elasticPolicy"))
+	}
+	for _, r := range []*workload.Replica{j.Master, j.Worker} {
+		if r != nil && pod.NewTemplate(r.Template, r.Path).Container(pytorchContainer) == nil {
+			errs = append(errs, field.Required(r.Path.Child("spec", "containers"), "a container named "+pytorchContainer))
+		}
+	}
+	return errs
 }
 
 // services are the headless Services that name the job's pods: <job>, under
@@ -121,7 +139,7 @@ func template(job *Job, r *workload.Replica, role string) (*pod.Template, []rend
 		restart = "Never"
 	}
 	t, warnings := job.PodTemplate(r.Template, r.Path, role, restart)
-	t.Container(Container).SetDefaultPort(PortName, DefaultPort)
+	t.Container(pytorchContainer).SetDefaultPort(portName, defaultPort)
 	return t, warnings
 }
 
@@ -144,7 +162,7 @@ func exitCodePolicy() *yaml.Node {
 		values.Content = append(values.Content, ynode.Of(code))
 	}
 	return ynode.Map("rules", ynode.Seq(
-		ynode.Map("action", "FailJob", "onExitCodes", ynode.Map("containerName", Container, "operator", "In", "values", values)),
+		ynode.Map("action", "FailJob", "onExitCodes", ynode.Map("containerName", pytorchContainer, "operator", "In", "values", values)),
 		ynode.Map("action", "Ignore", "onPodConditions", ynode.Seq(ynode.Map("type", "DisruptionTarget"))),
 	))
 }
@@ -171,15 +189,17 @@ func waitFor(name, host string, main *pod.Container) *yaml.Node {
 		"name", name,
 		"image", yaml.CopyYNode(main.Get("image")),
 		"imagePullPolicy", yaml.CopyYNode(main.Get("imagePullPolicy")),
-		"command", []string{"/bin/sh", "-c", WaitForHostScript, name, host},
+		"command", []string{"/bin/sh", "-c", waitForHostScript, name, host},
 		"resources", yaml.CopyYNode(main.Get("resources")),
 		"securityContext", yaml.CopyYNode(main.Get("securityContext")),
 	)
 }
 
-// WaitForHostScript waits until the host given as its first argument
-// resolves, with whichever resolver the image has.
-const WaitForHostScript = `resolves() {
+// waitForHostScript waits until the host given as its first argument
+// resolves, with whichever resolver the image has. A pod does not wait for
+// itself: its own name may resolve only once it is ready.
+const waitForHostScript = `[ "$(cat /proc/sys/kernel/hostname 2>/dev/null)" = "$1" ] && exit 0
+resolves() {
   if command -v getent >/dev/null 2>&1; then getent hosts "$1" >/dev/null 2>&1
   elif command -v python3 >/dev/null 2>&1; then python3 -c 'import socket, sys; socket.getaddrinfo(sys.argv[1], None)' "$1" 2>/dev/null
   elif command -v python >/dev/null 2>&1; then python -c 'import socket, sys; socket.getaddrinfo(sys.argv[1], None)' "$1" 2>/dev/null

@@ -3,6 +3,7 @@ package pytorchjob
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
 	"testing"
 	"time"
@@ -81,7 +82,7 @@ func env(t *testing.T, job *batchv1.Job) map[string]string {
 	require.NotNil(t, job)
 	vars := map[string]string{}
 	for _, c := range job.Spec.Template.Spec.Containers {
-		if c.Name == Container {
+		if c.Name == pytorchContainer {
 			for _, e := range c.Env {
 				_, dup := vars[e.Name]
 				require.False(t, dup, "%s is set twice", e.Name)
@@ -216,7 +217,7 @@ func TestWaitForHostScript(t *testing.T) {
 	run := func(host string, within time.Duration) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), within)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", WaitForHostScript, "wait-for-master", host)
+		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", waitForHostScript, "wait-for-master", host)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()
@@ -226,7 +227,55 @@ func TestWaitForHostScript(t *testing.T) {
 	require.NoError(t, err, out)
 	assert.Empty(t, out)
 
+	// A pod whose own name does not resolve yet does not wait for itself.
+	// Setting a hostname takes a UTS namespace, hence root.
+	if os.Geteuid() == 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		self := "worker-0.no-such-host.invalid"
+		cmd := exec.CommandContext(ctx, "unshare", "--uts", "/bin/sh", "-c", `hostname "$0" && exec /bin/sh -c "$1" wait-for "$0"`, self, waitForHostScript)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+
 	out, err = run("no-such-host.invalid", 3*time.Second)
 	require.Error(t, err, "gave up or passed instead of waiting")
 	assert.Contains(t, out, "waiting for no-such-host.invalid to resolve")
+}
+
+func TestElasticKeepsAWrittenNprocPerNode(t *testing.T) {
+	vars := env(t, newJob("e").workers(2).elastic(1, 2).nproc("4").render(t)["e-worker"])
+	assert.Equal(t, "4", vars["PET_NPROC_PER_NODE"])
+}
+
+func TestElasticWarnsWhenStartingOutsideItsBounds(t *testing.T) {
+	out, errs := Render(&newJob("e").workers(5).elastic(1, 3).job)
+	require.Empty(t, errs)
+	require.Len(t, out.Warnings, 1)
+	assert.Equal(t, "spec.pytorchReplicaSpecs.Worker.replicas", out.Warnings[0].Field.String())
+}
+
+func TestTemplateMayNotTakeTheWaitContainersName(t *testing.T) {
+	b := newJob("j").master().workers(1)
+	b.job.Worker.Template = yaml.MustParse(`{spec: {initContainers: [{name: wait-for-master, image: x:1}], containers: [{name: pytorch, image: t:1}]}}`)
+	out, errs := Render(&b.job)
+	require.Len(t, errs, 1)
+	assert.Equal(t, "spec.pytorchReplicaSpecs.Worker.template.spec.initContainers[0].name", errs[0].Field)
+	assert.Empty(t, out.Objects, "nothing half rendered")
+}
+
+func TestUncheckedInputIsAnErrorNotAPanic(t *testing.T) {
+	b := newJob("j").workers(1)
+	b.job.Worker.Template = yaml.MustParse(`{spec: {containers: [{name: trainer, image: t:1}]}}`)
+	_, errs := Render(&b.job)
+	require.Len(t, errs, 1)
+	_, errs = Render(&newJob("e").elastic(1, 2).job)
+	require.Len(t, errs, 1)
+}
+
+func TestTrainingOperatorLeavesJobsToKubernetes(t *testing.T) {
+	spec := workload.RunPolicySpec{CleanPodPolicy: "None", ManagedBy: trainingOperator}
+	assert.Empty(t, spec.Policy(trainingOperator).ManagedBy)
+	spec.ManagedBy = "kueue.x-k8s.io/multikueue"
+	assert.Equal(t, "kueue.x-k8s.io/multikueue", spec.Policy(trainingOperator).ManagedBy)
 }

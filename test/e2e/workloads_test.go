@@ -79,17 +79,18 @@ func checkWorkloads(t *testing.T, ns string, objs []*unstructured.Unstructured) 
 		}
 	}
 	// The hosts the pods' environment names (PyTorch's master and
-	// rendezvous) are pods of the output, running under those names, or no
-	// part of it at all (a rendezvous server of the user's).
-	for _, host := range environmentHosts(t, objs) {
-		hostname, _, _ := strings.Cut(host, ".")
+	// rendezvous) are pods of the output, running under those names; only
+	// a rendezvous may be a server of the user's (rdzvHost).
+	for _, addr := range environmentHosts(t, objs) {
+		hostname, _, _ := strings.Cut(addr.host, ".")
 		up, ok := promised[hostname]
 		if !ok {
-			t.Logf("the environment names %s, which no Job of the output creates", host)
+			require.Equal(t, "PET_RDZV_ENDPOINT", addr.variable, "%s names %s, which no Job of the output creates", addr.variable, addr.host)
+			t.Logf("the rendezvous %s is no pod of the output", addr.host)
 			continue
 		}
 		if up {
-			checkAddress(t, ns, host)
+			checkAddress(t, ns, addr.host)
 		}
 	}
 	// A launcher waits for running workers; the check below must not go
@@ -208,10 +209,13 @@ func hostfileHosts(hostfile string) []string {
 	return hosts
 }
 
+// environmentHost is a host a container's environment names.
+type environmentHost struct{ variable, host string }
+
 // environmentHosts are the hosts that the containers of the output's Jobs
 // are told to reach: MASTER_ADDR, PET_MASTER_ADDR, PET_RDZV_ENDPOINT.
-func environmentHosts(t *testing.T, objs []*unstructured.Unstructured) []string {
-	var hosts []string
+func environmentHosts(t *testing.T, objs []*unstructured.Unstructured) []environmentHost {
+	var hosts []environmentHost
 	for _, obj := range objs {
 		if obj.GetAPIVersion() != "batch/v1" || obj.GetKind() != "Job" {
 			continue
@@ -222,15 +226,17 @@ func environmentHosts(t *testing.T, objs []*unstructured.Unstructured) []string 
 			for _, e := range c.Env {
 				switch e.Name {
 				case "MASTER_ADDR", "PET_MASTER_ADDR":
-					hosts = append(hosts, e.Value)
+					hosts = append(hosts, environmentHost{e.Name, e.Value})
 				case "PET_RDZV_ENDPOINT":
 					host, _, _ := strings.Cut(e.Value, ":")
-					hosts = append(hosts, host)
+					hosts = append(hosts, environmentHost{e.Name, host})
 				}
 			}
 		}
 	}
-	slices.Sort(hosts)
+	slices.SortFunc(hosts, func(a, b environmentHost) int {
+		return strings.Compare(a.variable+" "+a.host, b.variable+" "+b.host)
+	})
 	return slices.Compact(hosts)
 }
 

@@ -46,15 +46,15 @@ func New(t testing.TB) *Network {
 	n := networks.Add(1)
 	// Bridge names have at most 15 bytes; the pid keeps concurrent test
 	// binaries apart.
-	id := fmt.Sprintf("%d%d", os.Getpid()%100000, n)
+	id := fmt.Sprintf("%dx%d", os.Getpid()%100000, n)
 	net := &Network{
 		t:      t,
 		ip:     testtool.Find(t, "ip"),
 		bridge: "tfn" + id,
 		prefix: fmt.Sprintf("10.%d.%d.", 200+os.Getpid()%50, n%250),
 	}
-	t.Cleanup(func() { _ = exec.Command(net.ip, "link", "del", net.bridge).Run() })
 	net.run("link", "add", net.bridge, "type", "bridge")
+	t.Cleanup(func() { _ = exec.Command(net.ip, "link", "del", net.bridge).Run() })
 	net.run("addr", "add", net.prefix+"1/24", "dev", net.bridge)
 	net.run("link", "set", net.bridge, "up")
 	return net
@@ -73,7 +73,7 @@ func (n *Network) Pod(hostname string) *Pod {
 	n.pods++
 	p := &Pod{net: n, Name: fmt.Sprintf("%s-%d", n.bridge, n.pods), Hostname: hostname,
 		IP: fmt.Sprintf("%s%d", n.prefix, 10+n.pods)}
-	host, peer := fmt.Sprintf("v%s-%d", n.bridge[3:], n.pods), "eth0"
+	host, peer := fmt.Sprintf("v%sp%d", n.bridge[3:], n.pods), "eth0"
 	n.t.Cleanup(func() {
 		_ = exec.Command(n.ip, "netns", "del", p.Name).Run()
 		_ = os.RemoveAll(p.etcDir())
@@ -97,7 +97,8 @@ type HostsLine struct {
 }
 
 // SetHosts makes lines the pod's /etc/hosts, after localhost's. The file
-// is rewritten in place, so running programs see the change at once.
+// is rewritten in place, not replaced: running pods see it through a bind
+// mount of the file itself.
 func (p *Pod) SetHosts(lines []HostsLine) error {
 	var b strings.Builder
 	b.WriteString("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n")

@@ -6,8 +6,6 @@ import (
 	"testing"
 )
 
-func yamlJSON(raw map[string]any) ([]byte, error) { return json.Marshal(raw) }
-
 // decodeStrict fills into from JSON, refusing fields the type lacks: a
 // rendered field the test would silently drop must fail it instead.
 func decodeStrict(t testing.TB, doc []byte, into any) {

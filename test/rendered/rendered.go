@@ -7,10 +7,12 @@ package rendered
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -48,7 +50,7 @@ func Parse(t testing.TB, stream []byte) *Output {
 		if err != nil {
 			t.Fatalf("reading the rendered output: %v", err)
 		}
-		doc, err := yamlJSON(raw)
+		doc, err := json.Marshal(raw)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +100,9 @@ func PodOf(job *batchv1.Job, index int) *Pod {
 	}
 	if ptr.Deref(job.Spec.CompletionMode, batchv1.NonIndexedCompletion) == batchv1.IndexedCompletion {
 		p.Index = index
-		p.Hostname = job.Name + "-" + strconv.Itoa(index)
+		if p.Hostname == "" {
+			p.Hostname = job.Name + "-" + strconv.Itoa(index)
+		}
 		p.Labels[batchv1.JobCompletionIndexAnnotation] = strconv.Itoa(index)
 		for _, list := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
 			for i := range list {
@@ -132,10 +136,11 @@ func (p *Pod) Container(t testing.TB, name string) corev1.Container {
 
 // Env is a container's environment as the kubelet sets it: the image's
 // variables, then the container's, each value with $(VAR) references to
-// earlier ones expanded, and the fields of the pod it may refer to.
+// the container's earlier ones expanded, and the fields of the pod it may
+// refer to.
 func (p *Pod) Env(t testing.TB, c corev1.Container, image []string) []string {
 	t.Helper()
-	env := map[string]string{}
+	env, own := map[string]string{}, map[string]string{}
 	var order []string
 	set := func(k, v string) {
 		if _, ok := env[k]; !ok {
@@ -150,9 +155,11 @@ func (p *Pod) Env(t testing.TB, c corev1.Container, image []string) []string {
 	for _, e := range c.Env {
 		switch {
 		case e.ValueFrom == nil:
-			set(e.Name, expand(e.Value, env))
+			own[e.Name] = expand(e.Value, own)
+			set(e.Name, own[e.Name])
 		case e.ValueFrom.FieldRef != nil:
-			set(e.Name, p.field(t, e.ValueFrom.FieldRef.FieldPath))
+			own[e.Name] = p.field(t, e.ValueFrom.FieldRef.FieldPath)
+			set(e.Name, own[e.Name])
 		default:
 			t.Fatalf("container %s: variable %s comes from a source this test cannot stand in for", c.Name, e.Name)
 		}
@@ -190,6 +197,9 @@ func (p *Pod) field(t testing.TB, path string) string {
 	switch path {
 	case "metadata.annotations['" + batchv1.JobCompletionIndexAnnotation + "']",
 		"metadata.labels['" + batchv1.JobCompletionIndexAnnotation + "']":
+		if p.Index < 0 {
+			t.Fatalf("field %s of a pod of a Job that is not Indexed", path)
+		}
 		return strconv.Itoa(p.Index)
 	case "metadata.namespace":
 		return Namespace
@@ -246,6 +256,8 @@ func (o *Output) Hosts(self *Pod, ip string, running map[*Pod]string) []netns.Ho
 			lines = append(lines, netns.HostsLine{IP: selected[0], Names: []string{fqdn(svc.Name), svc.Name}})
 		}
 	}
+	// Map order is random; a hosts file reads the same every time.
+	slices.SortStableFunc(lines[1:], func(a, b netns.HostsLine) int { return strings.Compare(a.Names[0], b.Names[0]) })
 	return lines
 }
 

@@ -21,7 +21,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	batchv1 "k8s.io/api/batch/v1"
 
 	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/test/netns"
@@ -96,11 +95,8 @@ func TestStaticMasterAndWorkers(t *testing.T) {
 func TestElasticAdmitsAThirdWorker(t *testing.T) {
 	out := render(t, "elastic.yaml")
 	c := newCluster(t, out)
-	var job *batchv1.Job
-	for i := range out.Jobs {
-		job = &out.Jobs[i]
-	}
 	require.Len(t, out.Jobs, 1, "an elastic job without a master is one Indexed Job")
+	job := &out.Jobs[0]
 	pods := rendered.Pods(job)
 	require.Len(t, pods, 2)
 
@@ -183,8 +179,9 @@ func (c *cluster) start(pod *rendered.Pod) *process {
 	np := c.net.Pod(pod.Hostname)
 	c.mu.Lock()
 	c.started[pod] = np
-	require.NoError(c.t, c.refreshLocked())
+	err := c.refreshLocked()
 	c.mu.Unlock()
+	require.NoError(c.t, err)
 
 	p := &process{pod: pod, done: make(chan struct{}), ready: make(chan struct{})}
 	ctx, cancel := context.WithTimeout(context.Background(), scenario)
