@@ -35,16 +35,18 @@ type Job struct {
 
 // ElasticPolicy is spec.elasticPolicy with upstream's defaults applied.
 type ElasticPolicy struct {
-	MinReplicas  int32
-	MaxReplicas  int32
-	RDZVBackend  string
-	RDZVPort     *int32
-	RDZVHost     *string
-	RDZVID       *string
-	RDZVConf     []RDZVConf
-	Standalone   bool
-	NProcPerNode *int32
-	MaxRestarts  *int32
+	// The bounds are filled in from each other or the worker count when
+	// the spec leaves them out.
+	MinReplicas  int32      `json:"-"`
+	MaxReplicas  int32      `json:"-"`
+	RDZVBackend  string     `json:"rdzvBackend"`
+	RDZVPort     *int32     `json:"rdzvPort"`
+	RDZVHost     *string    `json:"rdzvHost"`
+	RDZVID       *string    `json:"rdzvId"`
+	RDZVConf     []RDZVConf `json:"rdzvConf"`
+	Standalone   bool       `json:"standalone"`
+	NProcPerNode *int32     `json:"nProcPerNode"`
+	MaxRestarts  *int32     `json:"maxRestarts"`
 }
 
 // RDZVConf is one extra rendezvous setting.

@@ -17,16 +17,9 @@ import (
 type v1Spec struct {
 	NprocPerNode  string `json:"nprocPerNode"`
 	ElasticPolicy *struct {
-		MinReplicas  *int32     `json:"minReplicas"`
-		MaxReplicas  *int32     `json:"maxReplicas"`
-		RDZVBackend  string     `json:"rdzvBackend"`
-		RDZVPort     *int32     `json:"rdzvPort"`
-		RDZVHost     *string    `json:"rdzvHost"`
-		RDZVID       *string    `json:"rdzvId"`
-		RDZVConf     []RDZVConf `json:"rdzvConf"`
-		Standalone   bool       `json:"standalone"`
-		NProcPerNode *int32     `json:"nProcPerNode"`
-		MaxRestarts  *int32     `json:"maxRestarts"`
+		ElasticPolicy
+		MinReplicas *int32 `json:"minReplicas"`
+		MaxReplicas *int32 `json:"maxReplicas"`
 	} `json:"elasticPolicy"`
 	RunPolicy           workload.RunPolicySpec          `json:"runPolicy"`
 	PyTorchReplicaSpecs map[string]workload.ReplicaSpec `json:"pytorchReplicaSpecs"`
@@ -71,12 +64,9 @@ func fromV1(v *schemas.Validated) (*Job, []render.Warning, error) {
 	}
 	if e := spec.ElasticPolicy; e != nil {
 		// The schema requires a Worker with an elastic policy.
-		minR, maxR := bounds(e.MinReplicas, e.MaxReplicas, job.Worker.Replicas)
-		job.Elastic = &ElasticPolicy{
-			MinReplicas: minR, MaxReplicas: maxR,
-			RDZVBackend: e.RDZVBackend, RDZVPort: e.RDZVPort, RDZVHost: e.RDZVHost, RDZVID: e.RDZVID,
-			RDZVConf: e.RDZVConf, Standalone: e.Standalone, NProcPerNode: e.NProcPerNode, MaxRestarts: e.MaxRestarts,
-		}
+		elastic := e.ElasticPolicy
+		elastic.MinReplicas, elastic.MaxReplicas = bounds(e.MinReplicas, e.MaxReplicas, job.Worker.Replicas)
+		job.Elastic = &elastic
 	}
 
 	return job, workload.SpecWarnings(v.Doc), nil
