@@ -13,14 +13,17 @@ import (
 
 	"github.com/trainfn/trainfn/render"
 	"github.com/trainfn/trainfn/render/mpijob"
+	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/pytorchjob"
 	"github.com/trainfn/trainfn/schemas"
 )
 
 // renderers are the kinds trainfn expands; each has a schema.
-var renderers = map[schemas.Kind]func(*schemas.Validated) (render.Output, field.ErrorList){
-	{APIVersion: "kubeflow.org/v2beta1", Kind: "MPIJob"}: mpijob.RenderV2beta1,
-	{APIVersion: "kubeflow.org/v1", Kind: "PyTorchJob"}:  pytorchjob.RenderV1,
+var renderers = map[schemas.Kind]func(*schemas.Validated, options.Options) (render.Output, field.ErrorList){
+	{APIVersion: "kubeflow.org/v2beta1", Kind: "MPIJob"}:  mpijob.RenderV2beta1,
+	{APIVersion: "kubeflow.org/v1", Kind: "PyTorchJob"}:   pytorchjob.RenderV1,
+	{APIVersion: "kubeflow.org/v1", Kind: "MPIJob"}:       mpijob.RenderV1,
+	{APIVersion: "kubeflow.org/v1alpha1", Kind: "MPIJob"}: mpijob.RenderV1alpha1,
 }
 
 // jobGroups hold job kinds trainfn may not expand yet; such documents pass
@@ -48,13 +51,15 @@ type Document struct {
 // (kustomize's legacy order, then namespace and name), so it is the same
 // whatever the order of the input.
 //
+// A TrainFn document among docs configures the run and is not output.
+//
 // When any diagnostic is an error, the output is nil: nothing is half done.
 func Expand(docs []Document) ([]*yaml.RNode, Diagnostics) {
 	var out []*yaml.RNode
-	var diags Diagnostics
+	opts, docs, diags := configure(docs)
 	origin := map[*yaml.RNode]Document{}
 	for _, doc := range docs {
-		nodes, ds := expandOne(doc)
+		nodes, ds := expandOne(doc, opts)
 		diags = append(diags, ds...)
 		for _, n := range nodes {
 			origin[n] = doc
@@ -70,46 +75,57 @@ func Expand(docs []Document) ([]*yaml.RNode, Diagnostics) {
 	return out, diags
 }
 
-func expandOne(doc Document) ([]*yaml.RNode, Diagnostics) {
+func expandOne(doc Document, config options.Options) ([]*yaml.RNode, Diagnostics) {
 	meta, err := doc.Node.GetMeta()
 	if err != nil || meta.APIVersion == "" || meta.Kind == "" {
 		return nil, Diagnostics{{Severity: Error, Source: doc.Source, Line: startLine(doc),
 			Message: "not a Kubernetes object: apiVersion and kind are required"}}
 	}
-	ref := &yaml.ResourceIdentifier{TypeMeta: meta.TypeMeta, NameMeta: meta.ObjectMeta.NameMeta}
 	kind := schemas.Kind{APIVersion: meta.APIVersion, Kind: meta.Kind}
 	renderer, ok := renderers[kind]
 	if !ok {
 		if PassesThrough(meta.APIVersion, meta.Kind) {
+			ref := &yaml.ResourceIdentifier{TypeMeta: meta.TypeMeta, NameMeta: meta.ObjectMeta.NameMeta}
 			return []*yaml.RNode{doc.Node}, Diagnostics{{Severity: Warning, Source: doc.Source, Resource: ref,
 				Line: startLine(doc), Message: fmt.Sprintf("passed through unchanged: trainfn does not expand %s", kind)}}
 		}
 		return []*yaml.RNode{doc.Node}, nil
 	}
 
-	diag := func(sev Severity, p schemas.Problem) Diagnostic {
+	valid, problems := schemas.Validate(doc.Node)
+	if problems != nil {
+		return nil, problemDiagnostics(doc, Error, problems)
+	}
+	opts, errs := config.ForJob(meta.Annotations)
+	var rendered render.Output
+	if len(errs) == 0 {
+		rendered, errs = renderer(valid, opts)
+	}
+	failed := make(schemas.Problems, 0, len(errs))
+	for _, e := range errs {
+		failed = append(failed, schemas.ProblemAt(doc.Node, e.Field, e.ErrorBody()))
+	}
+	warnings := make(schemas.Problems, 0, len(rendered.Warnings))
+	for _, w := range rendered.Warnings {
+		warnings = append(warnings, schemas.ProblemAt(doc.Node, w.Field.String(), w.Message))
+	}
+	return rendered.Objects, append(problemDiagnostics(doc, Error, failed), problemDiagnostics(doc, Warning, warnings)...)
+}
+
+// problemDiagnostics places problems of a document in its file.
+func problemDiagnostics(doc Document, sev Severity, problems schemas.Problems) Diagnostics {
+	var ref *yaml.ResourceIdentifier
+	if meta, err := doc.Node.GetMeta(); err == nil {
+		ref = &yaml.ResourceIdentifier{TypeMeta: meta.TypeMeta, NameMeta: meta.ObjectMeta.NameMeta}
+	}
+	var diags Diagnostics
+	for _, p := range problems {
 		d := Diagnostic{Severity: sev, Source: doc.Source, Resource: ref, Field: p.Field,
 			Message: fileLines(p.Message, doc.Source)}
 		d.Line, d.Column = absolute(doc.Source, p.Line, p.Column)
-		return d
+		diags = append(diags, d)
 	}
-	valid, problems := schemas.Validate(doc.Node)
-	if problems != nil {
-		diags := make(Diagnostics, 0, len(problems))
-		for _, p := range problems {
-			diags = append(diags, diag(Error, p))
-		}
-		return nil, diags
-	}
-	rendered, errs := renderer(valid)
-	var diags Diagnostics
-	for _, e := range errs {
-		diags = append(diags, diag(Error, schemas.ProblemAt(doc.Node, e.Field, e.ErrorBody())))
-	}
-	for _, w := range rendered.Warnings {
-		diags = append(diags, diag(Warning, schemas.ProblemAt(doc.Node, w.Field.String(), w.Message)))
-	}
-	return rendered.Objects, diags
+	return diags
 }
 
 // absolute turns a line in a document into a line in its file; 0, 0 when

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -103,10 +104,12 @@ func removeIfPresent(path string) error {
 	return nil
 }
 
+var jobKind = regexp.MustCompile(`(?m)^kind: "?(MPIJob|PyTorchJob)"?\s*$`)
+
 // TestUpstreamCopies checks the golden cases copied from the operators'
 // repositories against the compatibility corpus, when it is at hand: every
-// v2beta1 MPIJob and PyTorchJob example there has a case, and each copy is
-// unchanged.
+// MPIJob (of each API version) and PyTorchJob example there has a case, and
+// each copy is unchanged.
 func TestUpstreamCopies(t *testing.T) {
 	corpus := testtool.UpstreamCorpus(t)
 	copies := map[string]string{}
@@ -117,20 +120,18 @@ func TestUpstreamCopies(t *testing.T) {
 		require.NoError(t, err)
 		copies[strings.TrimSpace(string(b))] = filepath.Join(filepath.Dir(mark), "input.yaml")
 	}
-	examples, err := filepath.Glob(filepath.Join(corpus, "mpi-operator", "examples", "v2beta1", "*", "*.yaml"))
-	require.NoError(t, err)
-	require.NotEmpty(t, examples)
-	pytorch := filepath.Join(corpus, "training-operator", "examples", "pytorch")
-	require.NoError(t, filepath.WalkDir(pytorch, func(path string, d fs.DirEntry, err error) error {
+	var examples []string
+	require.NoError(t, filepath.WalkDir(corpus, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || filepath.Ext(path) != ".yaml" {
 			return err
 		}
 		b, err := os.ReadFile(path)
-		if err == nil && bytes.Contains(b, []byte("kind: PyTorchJob")) {
+		if err == nil && jobKind.Match(b) {
 			examples = append(examples, path)
 		}
 		return err
 	}))
+	require.NotEmpty(t, examples)
 	for _, example := range examples {
 		rel, err := filepath.Rel(corpus, example)
 		require.NoError(t, err)

@@ -29,7 +29,7 @@ func (Function) Process(rl *framework.ResourceList) error {
 	for _, item := range rl.Items {
 		docs = append(docs, Document{Node: item, Source: annotatedSource(item)})
 	}
-	if config := rl.FunctionConfig; config != nil && isJobSpec(config) && !contains(rl.Items, config) {
+	if config := rl.FunctionConfig; config != nil && (isJobSpec(config) || isConfig(config)) && !contains(rl.Items, config) {
 		docs = append(docs, Document{Node: config, Source: annotatedSource(config)})
 	}
 	out, diags := Expand(docs)

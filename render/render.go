@@ -10,6 +10,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/trainfn/trainfn/render/options"
 )
 
 // Output is what rendering one job spec produces.
@@ -25,13 +27,15 @@ type Warning struct {
 }
 
 // managementPrefixes mark annotations that belong to the tools moving a
-// document around (kustomize, kpt, kubectl), not to the job.
+// document around (kustomize, kpt, kubectl) or configure trainfn's render,
+// not to the job.
 var managementPrefixes = []string{
 	"config.kubernetes.io/",
 	"internal.config.kubernetes.io/",
 	"config.k8s.io/",
 	"kustomize.config.k8s.io/",
 	"kubectl.kubernetes.io/",
+	options.AnnotationPrefix,
 }
 
 // InheritedAnnotations are the job's annotations its rendered objects carry:

@@ -6,6 +6,7 @@ package mpi
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -28,6 +29,7 @@ const (
 	HostfileKey       = "hostfile"
 	DiscoverHostsKey  = "discover_hosts.sh"
 	WaitForWorkersKey = "wait_for_workers.sh"
+	KubexecKey        = "kubexec.sh"
 )
 
 // Host is one line of a hostfile.
@@ -71,32 +73,37 @@ type EnvVar struct {
 	Name, Value string
 }
 
-// LauncherEnv points the implementation's mpirun at the hostfile and lets its
-// SSH connections retry while workers start.
-func LauncherEnv(impl Implementation, slotsPerWorker int32) []EnvVar {
+// LauncherEnv points the implementation's mpirun at the hostfile. With no
+// agent, mpirun starts remote processes over ssh, whose connections retry
+// while workers start; otherwise agent is mpirun's remote shell.
+func LauncherEnv(impl Implementation, slotsPerWorker int32, agent string) []EnvVar {
 	hostfile := ConfigDir + "/" + HostfileKey
 	slots := strconv.FormatInt(int64(slotsPerWorker), 10)
 	const sshRetries = "-o ConnectionAttempts=10"
+	remote := func(sshArgs string, viaAgent ...EnvVar) []EnvVar {
+		if agent == "" {
+			return []EnvVar{{sshArgs, sshRetries}}
+		}
+		return viaAgent
+	}
 	switch impl {
 	case Intel:
-		return []EnvVar{
-			{"I_MPI_HYDRA_HOST_FILE", hostfile},
-			{"I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS", sshRetries},
-			{"I_MPI_PERHOST", slots},
-		}
+		return slices.Concat(
+			[]EnvVar{{"I_MPI_HYDRA_HOST_FILE", hostfile}},
+			remote("I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS", EnvVar{"I_MPI_HYDRA_BOOTSTRAP", "rsh"}, EnvVar{"I_MPI_HYDRA_BOOTSTRAP_EXEC", agent}),
+			[]EnvVar{{"I_MPI_PERHOST", slots}})
 	case MPICH:
-		return []EnvVar{
-			{"HYDRA_HOST_FILE", hostfile},
-			{"HYDRA_LAUNCH_EXTRA_ARGS", sshRetries},
-		}
+		return slices.Concat(
+			[]EnvVar{{"HYDRA_HOST_FILE", hostfile}},
+			remote("HYDRA_LAUNCH_EXTRA_ARGS", EnvVar{"HYDRA_LAUNCHER", "rsh"}, EnvVar{"HYDRA_LAUNCHER_EXEC", agent}))
 	default:
-		return []EnvVar{
+		return slices.Concat(
 			// Keep the hostfile's names: they resolve, the short ones do not.
-			{"OMPI_MCA_orte_keep_fqdn_hostnames", "true"},
-			{"OMPI_MCA_orte_default_hostfile", hostfile},
-			{"OMPI_MCA_plm_rsh_args", sshRetries},
-			{"OMPI_MCA_orte_set_default_slots", slots},
-		}
+			[]EnvVar{{"OMPI_MCA_orte_keep_fqdn_hostnames", "true"}, {"OMPI_MCA_orte_default_hostfile", hostfile}},
+			// Without tree spawn, only the launcher runs the agent: no
+			// worker needs the rights it takes.
+			remote("OMPI_MCA_plm_rsh_args", EnvVar{"OMPI_MCA_plm_rsh_agent", agent}, EnvVar{"OMPI_MCA_plm_rsh_no_tree_spawn", "true"}),
+			[]EnvVar{{"OMPI_MCA_orte_set_default_slots", slots}})
 	}
 }
 
@@ -123,33 +130,45 @@ const DefaultWaitTimeout = "600"
 // ssh, with the job's key, the image's ssh_config and the extra ssh arguments
 // the implementation's variables give mpirun (a port, say), so it proves
 // exactly what mpirun will need.
-const WaitForWorkers = `#!/bin/sh
+var WaitForWorkers = waitScript.Replace(waitForWorkers)
+
+// WaitForExec is WaitForWorkers for the KubectlExec launch mode: it returns
+// once every worker runs a command through Kubexec, as mpirun's remote
+// processes will be started.
+var WaitForExec = strings.NewReplacer(
+	"accepts SSH", "runs commands through kubectl exec",
+	"accept SSH", "run commands through kubectl exec",
+	sshCheck, kubexecCheck,
+	sshProbe, kubexecProbe,
+	sshExtra, "",
+).Replace(WaitForWorkers)
+
+var waitScript = strings.NewReplacer(
+	"{{timeoutEnv}}", WaitTimeoutEnv,
+	"{{defaultTimeout}}", DefaultWaitTimeout,
+	"{{hostfile}}", ConfigDir+"/"+HostfileKey,
+)
+
+const waitForWorkers = `#!/bin/sh
 # Rendered by trainfn: returns once every worker in the hostfile accepts SSH,
 # so mpirun never starts before its hosts do. Gives up when
-# ` + WaitTimeoutEnv + ` pass without another worker answering.
+# {{timeoutEnv}} pass without another worker answering.
 set -f
-timeout=${` + WaitTimeoutEnv + `:-` + DefaultWaitTimeout + `}
+timeout=${{{timeoutEnv}}:-{{defaultTimeout}}}
 case $timeout in
 ''|*[!0-9]*)
-  printf 'trainfn: ` + WaitTimeoutEnv + ` must be a number of seconds, not "%s"\n' "$timeout" >&2
+  printf 'trainfn: {{timeoutEnv}} must be a number of seconds, not "%s"\n' "$timeout" >&2
   exit 1 ;;
 esac
-if ! command -v ssh >/dev/null 2>&1; then
-  echo "trainfn: the launcher's image has no ssh, which mpirun needs to start processes on the workers" >&2
-  exit 1
-fi
-self=$(cat /etc/hostname 2>/dev/null || hostname)
+` + sshCheck + `self=$(cat /etc/hostname 2>/dev/null || hostname)
 self=${self%%.*}
-extra="${OMPI_MCA_plm_rsh_args-} ${I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS-} ${HYDRA_LAUNCH_EXTRA_ARGS-}"
-since=$(date +%s)
+` + sshExtra + `since=$(date +%s)
 while read -r host _; do
   host=${host%%:*}
   case $host in ""|"#"*) continue ;; esac
   [ "${host%%.*}" = "$self" ] && continue
   tries=0
-  until err=$(ssh -n -o BatchMode=yes -o ConnectTimeout=5 -o ConnectionAttempts=1 \
-      -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
-      $extra "$host" true 2>&1); do
+  until err=$(` + sshProbe + ` 2>&1); do
     waited=$(( $(date +%s) - since ))
     if [ "$waited" -ge "$timeout" ]; then
       printf 'trainfn: worker %s did not accept SSH within %ss: %s\n' "$host" "$timeout" "$err" >&2
@@ -161,5 +180,50 @@ while read -r host _; do
   done
   printf 'trainfn: %s accepts SSH\n' "$host"
   since=$(date +%s)
-done < ` + ConfigDir + "/" + HostfileKey + `
+done < {{hostfile}}
 `
+
+// The parts of the wait script that differ between launch modes.
+const (
+	sshCheck = `if ! command -v ssh >/dev/null 2>&1; then
+  echo "trainfn: the launcher's image has no ssh, which mpirun needs to start processes on the workers" >&2
+  exit 1
+fi
+`
+	sshExtra = `extra="${OMPI_MCA_plm_rsh_args-} ${I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS-} ${HYDRA_LAUNCH_EXTRA_ARGS-}"
+`
+	sshProbe = `ssh -n -o BatchMode=yes -o ConnectTimeout=5 -o ConnectionAttempts=1 \
+      -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
+      $extra "$host" true`
+	kubexecCheck = `if [ ! -x ` + KubectlPath + ` ] && ! command -v kubectl >/dev/null 2>&1; then
+  echo "trainfn: the launcher has no kubectl, which mpirun needs to start processes on the workers" >&2
+  exit 1
+fi
+`
+	kubexecProbe = `/bin/sh ` + ConfigDir + "/" + KubexecKey + ` "$host" true </dev/null`
+)
+
+// KubectlDir is where the KubectlExec launcher finds kubectl, delivered by
+// an init container.
+const KubectlDir = "/opt/kube"
+
+// KubectlPath is the kubectl Kubexec runs when it is there; otherwise the
+// image's own, from PATH.
+const KubectlPath = KubectlDir + "/kubectl"
+
+// Kubexec is mpirun's remote shell in the KubectlExec launch mode (seed
+// 003's kubexec.sh): called as `kubexec.sh HOST COMMAND...`, it runs the
+// command in the worker pod named by the host's first label, in its main
+// container. Worker pods are named as their hosts (a StatefulSet's), so the
+// launcher needs exec rights on those pods alone.
+func Kubexec(container string) string {
+	return `#!/bin/sh
+# Rendered by trainfn: mpirun's remote shell, through kubectl exec.
+set -f
+pod=${1%%.*}
+shift
+kubectl=` + KubectlPath + `
+[ -x "$kubectl" ] || kubectl=kubectl
+exec "$kubectl" exec "$pod" --container ` + container + ` -- /bin/sh -c "$*"
+`
+}

@@ -42,14 +42,34 @@ func TestLauncherEnv(t *testing.T) {
 		"OMPI_MCA_orte_default_hostfile":    "/etc/mpi/hostfile",
 		"OMPI_MCA_plm_rsh_args":             "-o ConnectionAttempts=10",
 		"OMPI_MCA_orte_set_default_slots":   "3",
-	}, names(LauncherEnv(OpenMPI, 3)))
+	}, names(LauncherEnv(OpenMPI, 3, "")))
 	assert.Equal(t, map[string]string{
 		"I_MPI_HYDRA_HOST_FILE":                 "/etc/mpi/hostfile",
 		"I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS": "-o ConnectionAttempts=10",
 		"I_MPI_PERHOST":                         "3",
-	}, names(LauncherEnv(Intel, 3)))
+	}, names(LauncherEnv(Intel, 3, "")))
 	assert.Equal(t, map[string]string{
 		"HYDRA_HOST_FILE":         "/etc/mpi/hostfile",
 		"HYDRA_LAUNCH_EXTRA_ARGS": "-o ConnectionAttempts=10",
-	}, names(LauncherEnv(MPICH, 3)))
+	}, names(LauncherEnv(MPICH, 3, "")))
+
+	const agent = "/etc/mpi/kubexec.sh"
+	assert.Equal(t, map[string]string{
+		"OMPI_MCA_orte_keep_fqdn_hostnames": "true",
+		"OMPI_MCA_orte_default_hostfile":    "/etc/mpi/hostfile",
+		"OMPI_MCA_plm_rsh_agent":            agent,
+		"OMPI_MCA_plm_rsh_no_tree_spawn":    "true",
+		"OMPI_MCA_orte_set_default_slots":   "3",
+	}, names(LauncherEnv(OpenMPI, 3, agent)))
+	assert.Equal(t, map[string]string{
+		"I_MPI_HYDRA_HOST_FILE":      "/etc/mpi/hostfile",
+		"I_MPI_HYDRA_BOOTSTRAP":      "rsh",
+		"I_MPI_HYDRA_BOOTSTRAP_EXEC": agent,
+		"I_MPI_PERHOST":              "3",
+	}, names(LauncherEnv(Intel, 3, agent)))
+	assert.Equal(t, map[string]string{
+		"HYDRA_HOST_FILE":     "/etc/mpi/hostfile",
+		"HYDRA_LAUNCHER":      "rsh",
+		"HYDRA_LAUNCHER_EXEC": agent,
+	}, names(LauncherEnv(MPICH, 3, agent)))
 }

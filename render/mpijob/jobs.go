@@ -16,15 +16,19 @@ import (
 )
 
 // launcherJob runs mpirun once, on a pod whose hostname the hostfile and
-// Hydra's proxies know, after its init container has seen every worker
-// accept SSH.
-func launcherJob(job *Job) (*yaml.RNode, []render.Warning, field.ErrorList) {
+// Hydra's proxies know, after its init containers have seen every worker
+// accept SSH (or kubectl exec).
+func launcherJob(job *Job) (*yaml.RNode, *pod.Template, []render.Warning, field.ErrorList) {
 	t, warnings := job.PodTemplate(job.Launcher.Template, job.Launcher.Path, labels.RoleLauncher, job.Launcher.RestartPolicy)
 	warnings = append(warnings, workload.Overridden(t, "hostname", naming.Launcher(job.Name), "the hostfile and Hydra's proxies know the launcher by it")...)
 
-	main := t.Main()
+	main := job.main(t)
 	main.AddEnv("K_MPI_JOB_ROLE", labels.RoleLauncher)
-	for _, e := range mpi.LauncherEnv(job.Implementation, job.SlotsPerWorker) {
+	agent := ""
+	if job.kubectlExec() {
+		agent = mpi.ConfigDir + "/" + mpi.KubexecKey
+	}
+	for _, e := range mpi.LauncherEnv(job.Implementation, job.SlotsPerWorker, agent) {
 		main.AddEnv(e.Name, e.Value)
 	}
 	if !job.RunLauncherAsWorker {
@@ -37,30 +41,71 @@ func launcherJob(job *Job) (*yaml.RNode, []render.Warning, field.ErrorList) {
 		ynode.Map("key", mpi.HostfileKey, "path", mpi.HostfileKey, "mode", ynode.FileMode(0o444)),
 		ynode.Map("key", mpi.DiscoverHostsKey, "path", mpi.DiscoverHostsKey, "mode", ynode.FileMode(0o555)),
 	)
-	// Only remote hosts need SSH, and a start-up to wait for.
+	// Only remote hosts need a remote shell, and a start-up to wait for.
 	remote := job.workers() > 0
 	var errs field.ErrorList
+	var mounts *yaml.Node
 	if remote {
 		items.Content = append(items.Content,
 			ynode.Map("key", mpi.WaitForWorkersKey, "path", mpi.WaitForWorkersKey, "mode", ynode.FileMode(0o555)))
-		errs = appendErr(errs, mountSSH(job, t, main))
+		if job.kubectlExec() {
+			items.Content = append(items.Content,
+				ynode.Map("key", mpi.KubexecKey, "path", mpi.KubexecKey, "mode", ynode.FileMode(0o555)))
+			warnings = append(warnings, workload.Overridden(t, "serviceAccountName", naming.Launcher(job.Name),
+				"its Role lets the launcher exec into this job's workers")...)
+			t.Set("automountServiceAccountToken", ynode.Of(true))
+			errs = appendErr(errs, mountKubectl(job, t, main))
+			mounts = ynode.Seq(
+				ynode.Map("name", kubectlVolume, "mountPath", mpi.KubectlDir),
+				ynode.Map("name", configVolume, "mountPath", mpi.ConfigDir))
+		} else {
+			errs = appendErr(errs, mountSSH(job, t, main))
+			mounts = ynode.Seq(
+				ynode.Map("name", sshVolume, "mountPath", job.SSHAuthMountPath),
+				ynode.Map("name", configVolume, "mountPath", mpi.ConfigDir))
+		}
 	}
 	errs = appendErr(errs, main.AddVolumeMount(configVolume, mpi.ConfigDir))
 	errs = appendErr(errs, t.AddVolume(ynode.Map("name", configVolume, "configMap", ynode.Map(
 		"name", naming.ConfigMap(job.Name), "items", items))))
 	if remote {
-		errs = appendErr(errs, t.AddInitContainer(waitForWorkers(job, main)))
+		errs = appendErr(errs, t.AddInitContainer(waitForWorkers(main, mounts)))
 	}
 
 	return job.Object("batch/v1", "Job", naming.Launcher(job.Name), labels.Role(job.Name, labels.RoleLauncher),
-		"spec", job.RunPolicy.JobSpec("template", t.Node())), warnings, errs
+		"spec", job.RunPolicy.JobSpec("template", t.Node())), t, warnings, errs
+}
+
+// mountKubectl gives the launcher kubectl: an init container of the
+// delivery image copies it into a volume the launcher mounts, unless the
+// launcher's image brings its own.
+func mountKubectl(job *Job, t *pod.Template, main *pod.Container) *field.Error {
+	if err := t.AddVolume(ynode.Map("name", kubectlVolume, "emptyDir", ynode.Map())); err != nil {
+		return err
+	}
+	if err := main.AddVolumeMount(kubectlVolume, mpi.KubectlDir); err != nil {
+		return err
+	}
+	image := job.Options.MPI.KubectlDeliveryImage
+	if image == "" {
+		return nil
+	}
+	return t.AddInitContainer(ynode.Map(
+		"name", deliveryContainer,
+		"image", image,
+		"env", ynode.Seq(ynode.Map("name", "TARGET_DIR", "value", mpi.KubectlDir)),
+		"resources", ynode.Map(
+			"limits", ynode.Map("cpu", "100m", "memory", "128Mi"),
+			"requests", ynode.Map("cpu", "100m", "memory", "128Mi")),
+		"volumeMounts", ynode.Seq(ynode.Map("name", kubectlVolume, "mountPath", mpi.KubectlDir)),
+	))
 }
 
 // waitForWorkers is the launcher's last init container. It runs as the main
-// container does (same image, user, environment and resources), so the SSH
-// it checks is the SSH mpirun will use, and it adds nothing to what the pod
-// requests.
-func waitForWorkers(job *Job, main *pod.Container) *yaml.Node {
+// container does (same image, user, environment and resources), so the
+// remote shell it checks is the one mpirun will use, and it adds nothing to
+// what the pod requests.
+func waitForWorkers(main *pod.Container, mounts *yaml.Node) *yaml.Node {
 	c := ynode.Map(
 		"name", waitContainer,
 		"image", copyOf(main.Get("image")),
@@ -70,10 +115,7 @@ func waitForWorkers(job *Job, main *pod.Container) *yaml.Node {
 		"envFrom", copyOf(main.Get("envFrom")),
 		"resources", copyOf(main.Get("resources")),
 		"securityContext", copyOf(main.Get("securityContext")),
-		"volumeMounts", ynode.Seq(
-			ynode.Map("name", sshVolume, "mountPath", job.SSHAuthMountPath),
-			ynode.Map("name", configVolume, "mountPath", mpi.ConfigDir),
-		),
+		"volumeMounts", mounts,
 	)
 	// Shown with its default, so it can be patched; a value the launcher's
 	// environment sets wins.
@@ -84,18 +126,12 @@ func waitForWorkers(job *Job, main *pod.Container) *yaml.Node {
 // workerJob runs one pod per worker as an Indexed Job: the Job controller
 // gives pod i the hostname <job>-worker-i and replaces it when it fails,
 // once the failed pod is gone, so that two pods never share a hostname.
-func workerJob(job *Job) (*yaml.RNode, []render.Warning, field.ErrorList) {
-	t, warnings := job.PodTemplate(job.Worker.Template, job.Worker.Path, labels.RoleWorker, job.Worker.RestartPolicy)
-	if hostname := t.Remove("hostname"); hostname != nil {
-		warnings = append(warnings, render.Warning{Field: t.Path("hostname"),
-			Message: "ignored: the Indexed Job names the host of worker i " + naming.Workers(job.Name) + "-<i>"})
-	}
-	main := t.Main()
+func workerJob(job *Job) (*yaml.RNode, *pod.Template, []render.Warning, field.ErrorList) {
+	t, main, warnings := workerTemplate(job, job.Worker.RestartPolicy, "Indexed Job")
 	if main.Get("command") == nil && main.Get("args") == nil {
 		main.Set("command", ynode.Of([]string{"/usr/sbin/sshd", "-De"}))
 	}
 	main.AddEnv("K_MPI_JOB_ROLE", labels.RoleWorker)
-
 	var errs field.ErrorList
 	errs = appendErr(errs, mountSSH(job, t, main))
 
@@ -106,7 +142,40 @@ func workerJob(job *Job) (*yaml.RNode, []render.Warning, field.ErrorList) {
 			"completions", n,
 			"parallelism", n,
 			"podReplacementPolicy", "Failed",
-			"template", t.Node())), warnings, errs
+			"template", t.Node())), t, warnings, errs
+}
+
+// workerStatefulSet runs the workers of the KubectlExec launch mode, as
+// seed 003 did: a StatefulSet names each pod as its host, <job>-worker-i, so
+// the launcher's Role can name the pods it may exec into. The workers idle
+// until mpirun starts its processes in them.
+func workerStatefulSet(job *Job) (*yaml.RNode, *pod.Template, []render.Warning) {
+	// A StatefulSet restarts its pods whatever the replica's policy says.
+	t, main, warnings := workerTemplate(job, "Always", "StatefulSet")
+	if main.Get("command") == nil && main.Get("args") == nil {
+		main.Set("command", ynode.Of([]string{"sleep"}))
+		main.Set("args", ynode.Of([]string{"365d"}))
+	}
+	main.AddEnv("K_MPI_JOB_ROLE", labels.RoleWorker)
+	selector := labels.Role(job.Name, labels.RoleWorker)
+	return job.Object("apps/v1", "StatefulSet", naming.Workers(job.Name), selector,
+		"spec", ynode.Map(
+			"replicas", job.Worker.Replicas,
+			"podManagementPolicy", "Parallel",
+			"serviceName", naming.Service(job.Name),
+			"selector", ynode.Map("matchLabels", ynode.StringMap(selector)),
+			"template", t.Node())), t, warnings
+}
+
+// workerTemplate prepares the workers' pod template for the workload that
+// runs them and names their hosts.
+func workerTemplate(job *Job, restartPolicy, workload string) (*pod.Template, *pod.Container, []render.Warning) {
+	t, warnings := job.PodTemplate(job.Worker.Template, job.Worker.Path, labels.RoleWorker, restartPolicy)
+	if hostname := t.Remove("hostname"); hostname != nil {
+		warnings = append(warnings, render.Warning{Field: t.Path("hostname"),
+			Message: "ignored: the " + workload + " names the host of worker i " + naming.Workers(job.Name) + "-<i>"})
+	}
+	return t, job.main(t), warnings
 }
 
 // mountSSH mounts the job's SSH Secret at sshAuthMountPath: the private key
@@ -134,6 +203,14 @@ func mountSSH(job *Job, t *pod.Template, main *pod.Container) *field.Error {
 		return err
 	}
 	return main.AddVolumeMount(sshVolume, job.SSHAuthMountPath)
+}
+
+// main is the container mpirun (or its processes) run in.
+func (j *Job) main(t *pod.Template) *pod.Container {
+	if c := t.Container(j.MainContainer); j.MainContainer != "" && c != nil {
+		return c
+	}
+	return t.Main()
 }
 
 func copyOf(n *yaml.Node) *yaml.Node {

@@ -8,7 +8,11 @@
 package mpijob
 
 import (
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/trainfn/trainfn/render/gang"
 	"github.com/trainfn/trainfn/render/mpi"
+	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/workload"
 )
 
@@ -20,13 +24,42 @@ type Job struct {
 	SlotsPerWorker      int32
 	RunLauncherAsWorker bool
 	SSHAuthMountPath    string
+	// MainContainer names the container mpirun and its processes run in;
+	// empty for the first.
+	MainContainer string
 
 	Launcher workload.Replica
 	// Worker is nil for a job that runs on its launcher alone.
 	Worker *workload.Replica
 
 	RunPolicy workload.RunPolicy
+	// SchedulingPolicy is nil when the spec has none.
+	SchedulingPolicy *gang.Policy
+
+	Options options.Options
+
+	// Where a job version keeps what messages point at; Kubeflow's
+	// mpiReplicaSpecs and runPolicy when nil.
+	WorkersPath, CleanPodPolicyPath *field.Path
 }
+
+func (j *Job) workersPath() *field.Path {
+	if j.WorkersPath != nil {
+		return j.WorkersPath
+	}
+	return field.NewPath("spec", "mpiReplicaSpecs", "Worker", "replicas")
+}
+
+func (j *Job) cleanPodPolicyPath() *field.Path {
+	if j.CleanPodPolicyPath != nil {
+		return j.CleanPodPolicyPath
+	}
+	return field.NewPath("spec", "runPolicy", "cleanPodPolicy")
+}
+
+// kubectlExec tells whether mpirun reaches the workers through kubectl exec
+// rather than SSH.
+func (j *Job) kubectlExec() bool { return j.Options.MPI.LaunchMode == options.KubectlExec }
 
 // workers is the number of worker pods.
 func (j *Job) workers() int {

@@ -9,26 +9,35 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render"
+	"github.com/trainfn/trainfn/render/gang"
 	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/render/naming"
+	"github.com/trainfn/trainfn/render/pod"
 	"github.com/trainfn/trainfn/render/ynode"
 )
 
 // Volumes trainfn adds to pod templates.
 const (
-	sshVolume    = "ssh-auth"
-	configVolume = "mpi-job-config"
+	sshVolume     = "ssh-auth"
+	configVolume  = "mpi-job-config"
+	kubectlVolume = "mpi-job-kubectl"
 )
 
-// waitContainer is the launcher's init container that holds mpirun back.
-const waitContainer = "wait-for-workers"
+// Init containers trainfn adds to the launcher: waitContainer holds mpirun
+// back, deliveryContainer brings kubectl in the KubectlExec launch mode.
+const (
+	waitContainer     = "wait-for-workers"
+	deliveryContainer = "kubectl-delivery"
+)
 
 // maxConfigMapBytes is the most the API server stores in one object.
 const maxConfigMapBytes = 1 << 20
 
 // Render expands a job into its objects: the Services, the ConfigMap, the
-// launcher Job and, when the job has workers, their Indexed Job.
+// launcher Job and, when the job has workers, their Indexed Job (or, in
+// the KubectlExec launch mode, their StatefulSet and the launcher's RBAC).
+// A gang scheduler, when one is chosen, adds what it needs.
 func Render(job *Job) (render.Output, field.ErrorList) {
 	var out render.Output
 	var errs field.ErrorList
@@ -40,9 +49,13 @@ func Render(job *Job) (render.Output, field.ErrorList) {
 	}
 	if job.workers() > 0 {
 		config[mpi.WaitForWorkersKey] = mpi.WaitForWorkers
+		if job.kubectlExec() {
+			config[mpi.WaitForWorkersKey] = mpi.WaitForExec
+			config[mpi.KubexecKey] = mpi.Kubexec(workerContainer(job))
+		}
 	}
 	if size := dataSize(config); size > maxConfigMapBytes {
-		errs = append(errs, field.Invalid(field.NewPath("spec", "mpiReplicaSpecs", "Worker", "replicas"), job.workers(),
+		errs = append(errs, field.Invalid(job.workersPath(), job.workers(),
 			fmt.Sprintf("too many workers for one ConfigMap: its hostfile and scripts take %d bytes, the API server stores at most %d", size, maxConfigMapBytes)))
 	}
 	out.Warnings = append(out.Warnings, jobWarnings(job, len(hosts))...)
@@ -55,21 +68,51 @@ func Render(job *Job) (render.Output, field.ErrorList) {
 	}
 	out.Objects = append(out.Objects, configMap(job, config))
 
-	launcher, warnings, lerrs := launcherJob(job)
+	launcher, lt, warnings, lerrs := launcherJob(job)
 	out.Objects = append(out.Objects, launcher)
 	out.Warnings = append(out.Warnings, warnings...)
 	errs = append(errs, lerrs...)
+	members := []gang.Member{{Workload: launcher, Template: lt, Pods: 1}}
 
 	if job.Worker != nil {
-		workers, warnings, werrs := workerJob(job)
+		var workers *yaml.RNode
+		var wt *pod.Template
+		if job.kubectlExec() {
+			workers, wt, warnings = workerStatefulSet(job)
+			rbac, err := launcherRBAC(job)
+			errs = appendErr(errs, err)
+			out.Objects = append(out.Objects, rbac...)
+		} else {
+			var werrs field.ErrorList
+			workers, wt, warnings, werrs = workerJob(job)
+			errs = append(errs, werrs...)
+		}
 		out.Objects = append(out.Objects, workers)
 		out.Warnings = append(out.Warnings, warnings...)
-		errs = append(errs, werrs...)
+		members = append(members, gang.Member{Workload: workers, Template: wt, Pods: job.Worker.Replicas})
 	}
+
+	scheduling, warnings, gerrs := gang.Render(job.Owner, job.SchedulingPolicy, job.Options.Gang, members)
+	out.Objects = append(out.Objects, scheduling...)
+	out.Warnings = append(out.Warnings, warnings...)
+	errs = append(errs, gerrs...)
 	if len(errs) > 0 {
 		return render.Output{}, errs
 	}
 	return out, nil
+}
+
+// workerContainer names the workers' container that mpirun's processes run
+// in through kubectl exec.
+func workerContainer(job *Job) string {
+	if job.MainContainer != "" {
+		return job.MainContainer
+	}
+	var name string
+	if n, err := job.Worker.Template.Pipe(yaml.Lookup("spec", "containers", "0", "name")); err == nil && n != nil {
+		name = yaml.GetValue(n)
+	}
+	return name
 }
 
 // hostList is every host of the hostfile: the launcher first when it also
@@ -105,8 +148,8 @@ func jobWarnings(job *Job, hosts int) []render.Warning {
 	}
 	if job.Worker != nil && job.RunPolicy.CleanPodPolicy != "None" && job.RunPolicy.ActiveDeadlineSeconds == nil {
 		warnings = append(warnings, render.Warning{
-			Field: field.NewPath("spec", "runPolicy", "cleanPodPolicy"),
-			Message: fmt.Sprintf("%s is carried out at run time by trainfn's reconciler; without it the workers keep running after the launcher ends, "+
+			Field: job.cleanPodPolicyPath(),
+			Message: fmt.Sprintf("stopping the workers when the launcher ends (cleanPodPolicy %s) is carried out at run time by trainfn's reconciler; without it they keep running, "+
 				"until the Jobs are deleted (runPolicy.activeDeadlineSeconds bounds them)", job.RunPolicy.CleanPodPolicy),
 		})
 	}

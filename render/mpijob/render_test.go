@@ -7,13 +7,16 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render/mpi"
+	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/workload"
 )
 
@@ -327,4 +330,60 @@ func TestUserEnvWins(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"-p 2222"}, values)
+}
+
+func (b *jobBuilder) kubectlExec(deliveryImage string) *jobBuilder {
+	b.job.Options.MPI = options.MPI{LaunchMode: options.KubectlExec, KubectlDeliveryImage: deliveryImage}
+	return b
+}
+
+func TestKubectlExecMode(t *testing.T) {
+	r := renderJob(t, newJob("pi").workers(2).kubectlExec("delivery:1").obj())
+	assert.Nil(t, r.find("Job", "pi-worker"), "the workers run as a StatefulSet")
+	workers := decodeInto[appsv1.StatefulSet](t, r.find("StatefulSet", "pi-worker"))
+	assert.Equal(t, "pi", workers.Spec.ServiceName, "pod i is pi-worker-i.pi, as the hostfile says")
+	assert.Equal(t, ptr.To[int32](2), workers.Spec.Replicas)
+	worker := workers.Spec.Template.Spec
+	assert.Equal(t, []string{"sleep"}, worker.Containers[0].Command)
+	assert.Nil(t, volume(worker, "ssh-auth"), "no SSH in this mode")
+
+	role := decodeInto[rbacv1.Role](t, r.find("Role", "pi-launcher"))
+	for _, rule := range role.Rules {
+		assert.Equal(t, []string{"pi-worker-0", "pi-worker-1"}, rule.ResourceNames, "only this job's workers")
+		assert.NotContains(t, rule.Verbs, "list")
+		assert.NotContains(t, rule.Verbs, "delete")
+	}
+	binding := decodeInto[rbacv1.RoleBinding](t, r.find("RoleBinding", "pi-launcher"))
+	assert.Equal(t, "pi-launcher", binding.Subjects[0].Name)
+	assert.Empty(t, binding.Subjects[0].Namespace, "RBAC reads it as the binding's own: the output stays portable")
+
+	launcher := r.job("pi-launcher").Spec.Template.Spec
+	assert.Equal(t, "pi-launcher", launcher.ServiceAccountName)
+	env := envOf(launcher.Containers[0])
+	assert.Equal(t, "/etc/mpi/kubexec.sh", env["OMPI_MCA_plm_rsh_agent"])
+	assert.NotContains(t, env, "OMPI_MCA_plm_rsh_args", "the agent takes no ssh arguments")
+	require.Len(t, launcher.InitContainers, 2)
+	assert.Equal(t, "kubectl-delivery", launcher.InitContainers[0].Name)
+	assert.Equal(t, "delivery:1", launcher.InitContainers[0].Image)
+	assert.Equal(t, "wait-for-workers", launcher.InitContainers[1].Name, "kubectl is there before the wait needs it")
+	assert.Nil(t, volume(launcher, "ssh-auth"))
+
+	config := r.configMap("pi-config").Data
+	assert.Contains(t, config["kubexec.sh"], `exec "$kubectl" exec "$pod" --container worker -- /bin/sh -c "$*"`)
+	assert.Equal(t, mpi.WaitForExec, config["wait_for_workers.sh"])
+	assert.NotContains(t, config["wait_for_workers.sh"], "ssh ")
+}
+
+func TestKubectlFromTheLauncherImage(t *testing.T) {
+	r := renderJob(t, newJob("pi").workers(1).kubectlExec("").obj())
+	launcher := r.job("pi-launcher").Spec.Template.Spec
+	require.Len(t, launcher.InitContainers, 1)
+	assert.Equal(t, "wait-for-workers", launcher.InitContainers[0].Name)
+}
+
+func TestKubectlExecRoleBounded(t *testing.T) {
+	_, errs := Render(newJob("pi").workers(20000).kubectlExec("d").obj())
+	require.Len(t, errs, 1)
+	assert.Equal(t, "spec.mpiReplicaSpecs.Worker.replicas", errs[0].Field)
+	assert.Contains(t, errs[0].Detail, "use the SSH launch mode")
 }

@@ -6,7 +6,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/trainfn/trainfn/render"
+	"github.com/trainfn/trainfn/render/gang"
 	"github.com/trainfn/trainfn/render/mpi"
+	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/workload"
 	"github.com/trainfn/trainfn/schemas"
 )
@@ -28,8 +30,8 @@ type v2beta1Spec struct {
 const mpiOperator = "kubeflow.org/mpi-operator"
 
 // RenderV2beta1 renders a validated kubeflow.org/v2beta1 MPIJob.
-func RenderV2beta1(v *schemas.Validated) (render.Output, field.ErrorList) {
-	job, warnings, err := fromV2beta1(v)
+func RenderV2beta1(v *schemas.Validated, opts options.Options) (render.Output, field.ErrorList) {
+	job, warnings, err := fromV2beta1(v, opts)
 	if err != nil {
 		return render.Output{}, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
 	}
@@ -38,7 +40,7 @@ func RenderV2beta1(v *schemas.Validated) (render.Output, field.ErrorList) {
 	return out, errs
 }
 
-func fromV2beta1(v *schemas.Validated) (*Job, []render.Warning, error) {
+func fromV2beta1(v *schemas.Validated, opts options.Options) (*Job, []render.Warning, error) {
 	var spec v2beta1Spec
 	if err := v.Decode("spec", &spec); err != nil {
 		return nil, nil, fmt.Errorf("reading the defaulted spec: %w", err)
@@ -54,6 +56,10 @@ func fromV2beta1(v *schemas.Validated) (*Job, []render.Warning, error) {
 	if replicas[0] == nil {
 		return nil, nil, fmt.Errorf("spec.mpiReplicaSpecs has no Launcher")
 	}
+	policy, err := gang.PolicyOf(v)
+	if err != nil {
+		return nil, nil, err
+	}
 	job := &Job{
 		Owner:               owner,
 		Implementation:      mpi.Implementation(spec.MPIImplementation),
@@ -63,6 +69,8 @@ func fromV2beta1(v *schemas.Validated) (*Job, []render.Warning, error) {
 		RunPolicy:           spec.RunPolicy.Policy(mpiOperator),
 		Launcher:            *replicas[0],
 		Worker:              replicas[1],
+		SchedulingPolicy:    policy,
+		Options:             opts,
 	}
-	return job, workload.SpecWarnings(v.Doc), nil
+	return job, nil, nil
 }

@@ -63,21 +63,30 @@ func (t *Template) Path(name string) *field.Path { return t.path.Child("spec", n
 // AddLabels sets labels on the pod. With override, they replace the
 // template's own values; without, the template's values are kept.
 func (t *Template) AddLabels(labels map[string]string, override bool) {
+	t.addMetadata("labels", labels, override)
+}
+
+// AddAnnotations sets annotations on the pod, as AddLabels sets labels.
+func (t *Template) AddAnnotations(annotations map[string]string, override bool) {
+	t.addMetadata("annotations", annotations, override)
+}
+
+func (t *Template) addMetadata(name string, values map[string]string, override bool) {
 	meta := lookup(t.node, "metadata")
 	if meta == nil || meta.Kind != yaml.MappingNode {
 		// Metadata reads first in a template, as users write it.
 		meta = &yaml.Node{Kind: yaml.MappingNode}
 		t.node.Content = append([]*yaml.Node{ynode.String("metadata"), meta}, t.node.Content...)
 	}
-	target := ensureMap(meta, "labels")
+	target := ensureMap(meta, name)
 	if !override {
-		labels = maps.Clone(labels)
+		values = maps.Clone(values)
 		for i := 0; i+1 < len(target.Content); i += 2 {
-			delete(labels, target.Content[i].Value)
+			delete(values, target.Content[i].Value)
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(labels)) {
-		setField(target, k, ynode.String(labels[k]))
+	for _, k := range slices.Sorted(maps.Keys(values)) {
+		setField(target, k, ynode.String(values[k]))
 	}
 }
 

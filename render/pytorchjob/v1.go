@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render"
+	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/workload"
 	"github.com/trainfn/trainfn/schemas"
 )
@@ -30,7 +31,7 @@ type v1Spec struct {
 const trainingOperator = "kubeflow.org/training-operator"
 
 // RenderV1 renders a validated kubeflow.org/v1 PyTorchJob.
-func RenderV1(v *schemas.Validated) (render.Output, field.ErrorList) {
+func RenderV1(v *schemas.Validated, _ options.Options) (render.Output, field.ErrorList) {
 	job, warnings, err := fromV1(v)
 	if err != nil {
 		return render.Output{}, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}

@@ -1,0 +1,54 @@
+package functions
+
+import (
+	"cuelang.org/go/cue"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/trainfn/trainfn/render/options"
+	"github.com/trainfn/trainfn/schemas"
+)
+
+// configKind is trainfn's own configuration: the function config of a KRM
+// run, or a document among those `trainfn render` reads.
+var configKind = schemas.Kind{APIVersion: "fn.trainfn.dev/v1alpha1", Kind: "TrainFn"}
+
+func isConfig(n *yaml.RNode) bool {
+	return schemas.Kind{APIVersion: n.GetApiVersion(), Kind: n.GetKind()} == configKind
+}
+
+// configure takes the configuration out of docs: the options every job
+// renders with, and the other documents. At most one document configures a
+// run, so no option depends on the order of files.
+func configure(docs []Document) (options.Options, []Document, Diagnostics) {
+	opts := options.Default
+	var rest []Document
+	var diags Diagnostics
+	var first *Document
+	for i, doc := range docs {
+		if !isConfig(doc.Node) {
+			rest = append(rest, doc)
+			continue
+		}
+		if first != nil {
+			diags = append(diags, Diagnostic{Severity: Error, Source: doc.Source, Line: startLine(doc),
+				Message: "a second " + configKind.String() + ": one configures a run, and " + describe(*first) + " already does"})
+			continue
+		}
+		first = &docs[i]
+		valid, problems := schemas.Validate(doc.Node)
+		if problems != nil {
+			diags = append(diags, problemDiagnostics(doc, Error, problems)...)
+			continue
+		}
+		if spec := valid.Value.LookupPath(cue.ParsePath("spec")); spec.Exists() {
+			if err := spec.Decode(&opts); err != nil {
+				diags = append(diags, Diagnostic{Severity: Error, Source: doc.Source, Line: startLine(doc),
+					Message: "reading the configuration: " + err.Error()})
+			}
+		}
+		if opts.MPI.LaunchMode == "" {
+			opts.MPI = options.Default.MPI
+		}
+	}
+	return opts, rest, diags
+}

@@ -1,0 +1,268 @@
+// Package gang makes the pods of one job a gang: scheduled all together or
+// not at all, by Volcano, scheduler-plugins' coscheduling or Kueue. It works
+// on the workloads a job kind has already rendered, so every kind shares it,
+// and it renders nothing unless a gang scheduler is chosen.
+package gang
+
+import (
+	"cuelang.org/go/cue"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	resourcehelper "k8s.io/component-helpers/resource"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/trainfn/trainfn/render"
+	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/render/options"
+	"github.com/trainfn/trainfn/render/pod"
+	"github.com/trainfn/trainfn/render/workload"
+	"github.com/trainfn/trainfn/render/ynode"
+	"github.com/trainfn/trainfn/schemas"
+)
+
+// Policy is Kubeflow's runPolicy.schedulingPolicy.
+type Policy struct {
+	MinAvailable           *int32                       `json:"minAvailable"`
+	Queue                  string                       `json:"queue"`
+	MinResources           map[string]resource.Quantity `json:"minResources"`
+	PriorityClass          string                       `json:"priorityClass"`
+	ScheduleTimeoutSeconds *int32                       `json:"scheduleTimeoutSeconds"`
+}
+
+// PolicyOf reads the scheduling policy of a validated Kubeflow job spec; nil
+// when it has none.
+func PolicyOf(v *schemas.Validated) (*Policy, error) {
+	at := v.Value.LookupPath(cue.ParsePath("spec.runPolicy.schedulingPolicy"))
+	if !at.Exists() {
+		return nil, nil
+	}
+	var p Policy
+	if err := at.Decode(&p); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", policyPath, err)
+	}
+	return &p, nil
+}
+
+// Member is one workload of the gang: a rendered Job or StatefulSet, its
+// pod template (already part of it) and how many pods it runs at once.
+type Member struct {
+	Workload *yaml.RNode
+	Template *pod.Template
+	Pods     int32
+}
+
+// Labels, annotations and defaults the schedulers read.
+const (
+	volcanoGroupAnnotation      = "scheduling.k8s.io/group-name"
+	volcanoSchedulerName        = "volcano"
+	volcanoQueueAnnotation      = "scheduling.volcano.sh/queue-name"
+	schedulerPluginsGroupLabel  = "scheduling.x-k8s.io/pod-group"
+	schedulerPluginsDefaultName = "scheduler-plugins-scheduler"
+	kueueQueueLabel             = "kueue.x-k8s.io/queue-name"
+)
+
+// policyPath is where Kubeflow job specs keep the scheduling policy.
+var policyPath = field.NewPath("spec", "runPolicy", "schedulingPolicy")
+
+// Render makes members one gang for the chosen scheduler: it edits their
+// pod templates and returns the objects the scheduler needs besides (a
+// PodGroup for Volcano and scheduler-plugins). The policy, nil when the
+// spec has none, sets the group's size, queue, priority and resources.
+func Render(owner workload.Owner, policy *Policy, opts options.Gang, members []Member) ([]*yaml.RNode, []render.Warning, field.ErrorList) {
+	if opts.Scheduler == options.NoGang {
+		if policy != nil {
+			return nil, []render.Warning{{Field: policyPath, Message: fmt.Sprintf(
+				"no gang scheduler is chosen, so the policy is validated, then ignored: name one (Volcano, SchedulerPlugins or Kueue) "+
+					"in the %s annotation or in the gangScheduling of trainfn's function config", options.GangSchedulerAnnotation)}}, nil
+		}
+		return nil, nil, nil
+	}
+	p := Policy{}
+	if policy != nil {
+		p = *policy
+	}
+	policy = &p
+	total := int32(0)
+	for _, m := range members {
+		total += m.Pods
+	}
+	minMember := total
+	if policy.MinAvailable != nil {
+		minMember = *policy.MinAvailable
+	}
+	if minMember > total {
+		return nil, nil, field.ErrorList{field.Invalid(policyPath.Child("minAvailable"), minMember,
+			fmt.Sprintf("the job runs %d pods; a gang larger than the job would never be scheduled", total))}
+	}
+	queue := policy.Queue
+	if queue == "" {
+		queue = opts.Queue
+	}
+
+	var warnings []render.Warning
+	var objects []*yaml.RNode
+	switch opts.Scheduler {
+	case options.Volcano:
+		if queue == "" {
+			// mpi-operator reads Volcano's own annotation on the job too.
+			queue = owner.Annotations[volcanoQueueAnnotation]
+		}
+		if policy.PriorityClass == "" {
+			policy.PriorityClass = templatePriority(members)
+		}
+		warnings = setScheduler(members, opts.SchedulerName, volcanoSchedulerName)
+		for _, m := range members {
+			m.Template.AddAnnotations(map[string]string{volcanoGroupAnnotation: owner.Name}, true)
+		}
+		objects = append(objects, owner.Object("scheduling.volcano.sh/v1beta1", "PodGroup", owner.Name, labels.Job(owner.Name),
+			"spec", ynode.Map(
+				"minMember", minMember,
+				"minResources", minResources(policy, members, minMember),
+				"queue", optional(queue),
+				"priorityClassName", optional(policy.PriorityClass),
+			)))
+	case options.SchedulerPlugins:
+		warnings = setScheduler(members, opts.SchedulerName, schedulerPluginsDefaultName)
+		for _, m := range members {
+			m.Template.AddLabels(map[string]string{schedulerPluginsGroupLabel: owner.Name}, true)
+		}
+		objects = append(objects, owner.Object("scheduling.x-k8s.io/v1alpha1", "PodGroup", owner.Name, labels.Job(owner.Name),
+			"spec", ynode.Map(
+				"minMember", minMember,
+				"minResources", minResources(policy, members, minMember),
+				"scheduleTimeoutSeconds", policy.ScheduleTimeoutSeconds,
+			)))
+	case options.Kueue:
+		if queue == "" {
+			return nil, nil, field.ErrorList{field.Required(policyPath.Child("queue"),
+				"Kueue admits a job through a LocalQueue: name it here or as gangScheduling.queue in trainfn's function config")}
+		}
+		if opts.SchedulerName != "" {
+			warnings = setScheduler(members, opts.SchedulerName, "")
+		}
+		// Kueue admits each labelled Job as one workload, all its pods
+		// at once. Its pod groups leave out pods a Job owns, so the
+		// launcher is admitted on its own, and waits for the workers.
+		for _, m := range members {
+			if err := m.Workload.PipeE(yaml.LookupCreate(yaml.MappingNode, "metadata", "labels"),
+				yaml.SetField(kueueQueueLabel, yaml.NewRNode(ynode.String(queue)))); err != nil {
+				return nil, nil, field.ErrorList{field.InternalError(policyPath, err)}
+			}
+			if policy.PriorityClass != "" {
+				m.Template.SetDefault("priorityClassName", ynode.String(policy.PriorityClass))
+			}
+		}
+	}
+	return objects, warnings, nil
+}
+
+// setScheduler names the scheduler on every pod template.
+func setScheduler(members []Member, name, fallback string) []render.Warning {
+	if name == "" {
+		name = fallback
+	}
+	var warnings []render.Warning
+	for _, m := range members {
+		warnings = append(warnings, workload.Overridden(m.Template, "schedulerName", name, "the gang scheduler places the job's pods")...)
+	}
+	return warnings
+}
+
+// templatePriority is the first priorityClassName the pod templates set.
+func templatePriority(members []Member) string {
+	for _, m := range members {
+		if n, err := yaml.NewRNode(m.Template.Node()).Pipe(yaml.Lookup("spec", "priorityClassName")); err == nil && n != nil {
+			return yaml.GetValue(n)
+		}
+	}
+	return ""
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// minResources is what the scheduler must find free before it starts the
+// gang: the policy's own, else what the first minMember pods request, in
+// the order the job's workloads start (launcher or master first).
+func minResources(policy *Policy, members []Member, minMember int32) *yaml.Node {
+	sum := corev1.ResourceList{}
+	if policy.MinResources != nil {
+		for k, q := range policy.MinResources {
+			sum[corev1.ResourceName(k)] = q
+		}
+	} else {
+		left := minMember
+		for _, m := range members {
+			n := min(left, m.Pods)
+			left -= n
+			for name, q := range podRequests(m.Template) {
+				q.Mul(int64(n))
+				total := sum[name]
+				total.Add(q)
+				sum[name] = total
+			}
+		}
+	}
+	if len(sum) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for _, name := range slices.Sorted(maps.Keys(sum)) {
+		q := sum[name]
+		if !q.IsZero() {
+			out[string(name)] = q.String()
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return ynode.StringMap(out)
+}
+
+// podRequests is what one pod of the template asks the scheduler for, as
+// Kubernetes counts it: requests, which default to limits, of the
+// containers together, or of the largest init container if larger.
+func podRequests(t *pod.Template) corev1.ResourceList {
+	b, err := yaml.NewRNode(t.Node()).MarshalJSON()
+	if err != nil {
+		return nil
+	}
+	var spec corev1.PodTemplateSpec
+	if err := json.Unmarshal(b, &spec); err != nil {
+		// The schema has accepted the template; a template the Kubernetes
+		// types cannot read asks for nothing trainfn could count.
+		return nil
+	}
+	p := &corev1.Pod{Spec: spec.Spec}
+	for _, cs := range [][]corev1.Container{p.Spec.Containers, p.Spec.InitContainers} {
+		for i := range cs {
+			defaultRequests(&cs[i].Resources)
+		}
+	}
+	if p.Spec.Resources != nil {
+		defaultRequests(p.Spec.Resources)
+	}
+	return resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})
+}
+
+// defaultRequests fills requests from limits, as the API server does.
+func defaultRequests(r *corev1.ResourceRequirements) {
+	for name, q := range r.Limits {
+		if _, ok := r.Requests[name]; !ok {
+			if r.Requests == nil {
+				r.Requests = corev1.ResourceList{}
+			}
+			r.Requests[name] = q
+		}
+	}
+}

@@ -1,0 +1,51 @@
+package mpijob
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/render/naming"
+	"github.com/trainfn/trainfn/render/ynode"
+)
+
+// maxRoleNameBytes bounds the worker names a Role lists, twice over, well
+// inside what the API server stores in one object.
+const maxRoleNameBytes = 256 << 10
+
+// launcherRBAC lets the launcher of a KubectlExec job exec into its own
+// workers and nothing else: it may read those pods (kubectl exec looks the
+// pod up first) and open exec sessions in them, named one by one. Exec is
+// both get (WebSocket upgrades, kubectl 1.30 and later) and create (SPDY,
+// and the create check Kubernetes 1.35 adds to WebSocket upgrades).
+//
+// The RoleBinding's subject has no namespace: RBAC reads it as the
+// RoleBinding's own, so the objects stay portable across namespaces.
+func launcherRBAC(job *Job) ([]*yaml.RNode, *field.Error) {
+	names := make([]string, job.workers())
+	size := 0
+	for i := range names {
+		names[i] = naming.WorkerHostname(job.Name, i)
+		size += len(names[i]) + 4
+	}
+	if size > maxRoleNameBytes {
+		return nil, field.Invalid(job.workersPath(), job.workers(),
+			fmt.Sprintf("too many workers for the KubectlExec launch mode, whose Role names every worker pod (%d bytes of names, at most %d): use the SSH launch mode",
+				size, maxRoleNameBytes))
+	}
+	name := naming.Launcher(job.Name)
+	own := labels.Role(job.Name, labels.RoleLauncher)
+	return []*yaml.RNode{
+		job.Object("v1", "ServiceAccount", name, own),
+		job.Object("rbac.authorization.k8s.io/v1", "Role", name, own,
+			"rules", ynode.Seq(
+				ynode.Map("apiGroups", []string{""}, "resources", []string{"pods"}, "resourceNames", names, "verbs", []string{"get"}),
+				ynode.Map("apiGroups", []string{""}, "resources", []string{"pods/exec"}, "resourceNames", names, "verbs", []string{"create", "get"}),
+			)),
+		job.Object("rbac.authorization.k8s.io/v1", "RoleBinding", name, own,
+			"roleRef", ynode.Map("apiGroup", "rbac.authorization.k8s.io", "kind", "Role", "name", name),
+			"subjects", ynode.Seq(ynode.Map("kind", "ServiceAccount", "name", name))),
+	}, nil
+}

@@ -1,0 +1,185 @@
+package mpijob
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/trainfn/trainfn/render"
+	"github.com/trainfn/trainfn/render/mpi"
+	"github.com/trainfn/trainfn/render/options"
+	"github.com/trainfn/trainfn/render/workload"
+	"github.com/trainfn/trainfn/render/ynode"
+	"github.com/trainfn/trainfn/schemas"
+)
+
+// v1alpha1Spec is what rendering reads of a kubeflow.org/v1alpha1 MPIJob
+// spec (seed 003), defaults and upstream's allocation filled in by the
+// schema.
+type v1alpha1Spec struct {
+	ProcessingResourceType string `json:"processingResourceType"`
+	Replicas               *int32 `json:"replicas"`
+	GPUs                   *int32 `json:"gpus"`
+	SlotsPerWorker         *int32 `json:"slotsPerWorker"`
+	LauncherOnMaster       bool   `json:"launcherOnMaster"`
+	BackoffLimit           *int32 `json:"backoffLimit"`
+	ActiveDeadlineSeconds  *int64 `json:"activeDeadlineSeconds"`
+
+	allocation struct {
+		Total   int32 `json:"total"`
+		PerNode int32 `json:"perNode"`
+		Workers int32 `json:"workers"`
+	}
+}
+
+// controlPlaneRoles are the node-role labels of control-plane nodes: the
+// one mpi-operator knew, and the one Kubernetes has used since 1.20.
+var controlPlaneRoles = []string{"node-role.kubernetes.io/master", "node-role.kubernetes.io/control-plane"}
+
+// RenderV1alpha1 renders a validated kubeflow.org/v1alpha1 MPIJob.
+func RenderV1alpha1(v *schemas.Validated, opts options.Options) (render.Output, field.ErrorList) {
+	job, warnings, err := fromV1alpha1(v, opts)
+	if err != nil {
+		return render.Output{}, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
+	}
+	out, errs := Render(job)
+	out.Warnings = append(append(warnings, launchModeWarning(job, "mpi-operator v1alpha1")...), out.Warnings...)
+	return out, errs
+}
+
+func fromV1alpha1(v *schemas.Validated, opts options.Options) (*Job, []render.Warning, error) {
+	var spec v1alpha1Spec
+	if err := v.Decode("spec", &spec); err != nil {
+		return nil, nil, fmt.Errorf("reading the defaulted spec: %w", err)
+	}
+	if err := v.Decode("spec.#allocation", &spec.allocation); err != nil {
+		return nil, nil, fmt.Errorf("reading the allocation: %w", err)
+	}
+	owner, err := workload.OwnerOf(v.Doc)
+	if err != nil {
+		return nil, nil, err
+	}
+	template, err := v.Doc.Pipe(yaml.Lookup("spec", "template"))
+	if err != nil || template == nil {
+		return nil, nil, fmt.Errorf("spec has no template")
+	}
+	path := field.NewPath("spec", "template")
+
+	// Upstream gives each worker the units allocated to it and the
+	// launcher none: it only runs mpirun.
+	units := spec.unitsPerWorker(template)
+	worker := template.Copy()
+	if spec.allocation.Total > 0 {
+		if err := worker.PipeE(yaml.LookupCreate(yaml.MappingNode, "spec", "containers", "0", "resources", "limits"),
+			yaml.SetField(spec.ProcessingResourceType, yaml.NewRNode(ynode.Int(int64(units))))); err != nil {
+			return nil, nil, err
+		}
+	}
+	launcher := template.Copy()
+	if err := launcher.PipeE(yaml.Lookup("spec", "containers", "0"), yaml.Clear("resources")); err != nil {
+		return nil, nil, err
+	}
+	var warnings []render.Warning
+	if spec.LauncherOnMaster {
+		warnings, err = onControlPlane(launcher, path)
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+
+	slots := units
+	if spec.SlotsPerWorker != nil {
+		slots = *spec.SlotsPerWorker
+	} else if slots <= 0 {
+		slots = 1
+	}
+	restart := "OnFailure"
+	if p, _ := template.Pipe(yaml.Lookup("spec", "restartPolicy")); p != nil && yaml.GetValue(p) == "Never" {
+		restart = "Never"
+	}
+	job := &Job{
+		Owner:            owner,
+		Implementation:   mpi.OpenMPI,
+		SlotsPerWorker:   slots,
+		SSHAuthMountPath: "/root/.ssh",
+		Launcher:         workload.Replica{Replicas: 1, RestartPolicy: restart, Template: launcher, Path: path},
+		Worker:           &workload.Replica{Replicas: spec.allocation.Workers, RestartPolicy: "Never", Template: worker, Path: path},
+		RunPolicy: workload.RunPolicy{
+			// Upstream stops the workers once the launcher is done.
+			CleanPodPolicy:        "Running",
+			BackoffLimit:          spec.BackoffLimit,
+			ActiveDeadlineSeconds: spec.ActiveDeadlineSeconds,
+		},
+		Options:            opts,
+		WorkersPath:        field.NewPath("spec", sizedBy(spec)),
+		CleanPodPolicyPath: field.NewPath("spec"),
+	}
+	return job, warnings, nil
+}
+
+// sizedBy names the field that sizes the workers.
+func sizedBy(s v1alpha1Spec) string {
+	switch {
+	case s.Replicas != nil:
+		return "replicas"
+	case s.GPUs != nil:
+		return "gpus"
+	default:
+		return "processingUnits"
+	}
+}
+
+// unitsPerWorker is upstream's allocation: the whole total on one worker
+// when it fits, else the most a node holds; with replicas given, what the
+// template's first container asks for.
+func (s v1alpha1Spec) unitsPerWorker(template *yaml.RNode) int32 {
+	if s.allocation.Total > 0 {
+		return min(s.allocation.Total, s.allocation.PerNode)
+	}
+	n, err := template.Pipe(yaml.Lookup("spec", "containers", "0", "resources", "limits", s.ProcessingResourceType))
+	if err != nil || n == nil {
+		return 0
+	}
+	q, err := resource.ParseQuantity(yaml.GetValue(n))
+	if err != nil {
+		return 0
+	}
+	return int32(q.Value())
+}
+
+// onControlPlane lets the launcher run on a control-plane node, as
+// launcherOnMaster asks: it tolerates their taint and requires their role.
+// Like upstream, it replaces the template's own tolerations and affinity.
+func onControlPlane(launcher *yaml.RNode, path *field.Path) ([]render.Warning, error) {
+	tolerations := yaml.NewListRNode()
+	terms := yaml.NewListRNode()
+	for _, role := range controlPlaneRoles {
+		if err := tolerations.PipeE(yaml.Append(yaml.MustParse(fmt.Sprintf("{key: %q, operator: Exists, effect: NoSchedule}", role)).YNode())); err != nil {
+			return nil, err
+		}
+		if err := terms.PipeE(yaml.Append(yaml.MustParse(fmt.Sprintf("{matchExpressions: [{key: %q, operator: Exists}]}", role)).YNode())); err != nil {
+			return nil, err
+		}
+	}
+	affinity := yaml.MustParse("{nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {}}}")
+	if err := affinity.PipeE(yaml.Lookup("nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"), yaml.SetField("nodeSelectorTerms", terms)); err != nil {
+		return nil, err
+	}
+	spec, err := launcher.Pipe(yaml.Lookup("spec"))
+	if err != nil {
+		return nil, err
+	}
+	var warnings []render.Warning
+	for name, value := range map[string]*yaml.RNode{"tolerations": tolerations, "affinity": affinity} {
+		if old := spec.Field(name); old != nil {
+			warnings = append(warnings, render.Warning{Field: path.Child("spec", name),
+				Message: "replaced for the launcher: launcherOnMaster places it on a control-plane node"})
+		}
+		if err := spec.PipeE(yaml.SetField(name, value)); err != nil {
+			return nil, err
+		}
+	}
+	return warnings, nil
+}

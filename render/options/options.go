@@ -1,0 +1,114 @@
+// Package options holds what a job renders with beyond its spec: the
+// function config's choices (trainfn's TrainFn document), which a job's
+// annotations override one by one. Upstream job APIs are accepted verbatim,
+// so trainfn's own choices live beside the spec, never in it.
+package options
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// LaunchMode is how mpirun starts processes on the workers.
+type LaunchMode string
+
+const (
+	// SSH: workers run sshd; the launcher logs in with the job's key.
+	SSH LaunchMode = "SSH"
+	// KubectlExec: mpirun's remote shell is kubectl exec (seed 003), for
+	// images without sshd, at the price of RBAC for the launcher.
+	KubectlExec LaunchMode = "KubectlExec"
+)
+
+// Scheduler is a gang scheduler trainfn renders for.
+type Scheduler string
+
+const (
+	NoGang           Scheduler = ""
+	Volcano          Scheduler = "Volcano"
+	SchedulerPlugins Scheduler = "SchedulerPlugins"
+	Kueue            Scheduler = "Kueue"
+)
+
+// Annotations on a job that override the function config for that job.
+const (
+	LaunchModeAnnotation    = "trainfn.dev/mpi-launch-mode"
+	GangSchedulerAnnotation = "trainfn.dev/gang-scheduler"
+)
+
+// AnnotationPrefix marks trainfn's own annotations, which configure the
+// render and are not passed on to what it renders.
+const AnnotationPrefix = "trainfn.dev/"
+
+// noGang is the annotation value that turns gang scheduling off for a job
+// when the function config turns it on.
+const noGang = "None"
+
+// Options are a job's rendering choices. The zero value is trainfn's
+// default: SSH, no gang scheduling.
+type Options struct {
+	MPI  MPI  `json:"mpi"`
+	Gang Gang `json:"gangScheduling"`
+}
+
+// MPI are the choices for MPIJobs.
+type MPI struct {
+	LaunchMode LaunchMode `json:"launchMode"`
+	// KubectlDeliveryImage copies kubectl into the launcher (KubectlExec);
+	// empty when the launcher's image has kubectl.
+	KubectlDeliveryImage string `json:"kubectlDeliveryImage"`
+}
+
+// Gang are the choices for gang scheduling.
+type Gang struct {
+	Scheduler     Scheduler `json:"scheduler"`
+	SchedulerName string    `json:"schedulerName"`
+	Queue         string    `json:"queue"`
+}
+
+// Default is what a render without a function config uses.
+var Default = Options{MPI: MPI{LaunchMode: SSH, KubectlDeliveryImage: DefaultKubectlDeliveryImage}}
+
+// DefaultKubectlDeliveryImage is mpi-operator's own kubectl delivery image,
+// which KubectlExec jobs used under the operator.
+const DefaultKubectlDeliveryImage = "mpioperator/kubectl-delivery:latest"
+
+// ForJob applies a job's annotations to the options. An annotation with a
+// value trainfn does not know is an error at the annotation's path.
+func (o Options) ForJob(annotations map[string]string) (Options, field.ErrorList) {
+	var errs field.ErrorList
+	at := field.NewPath("metadata", "annotations")
+	if v, ok := annotations[LaunchModeAnnotation]; ok {
+		if mode := LaunchMode(v); slices.Contains([]LaunchMode{SSH, KubectlExec}, mode) {
+			o.MPI.LaunchMode = mode
+		} else {
+			errs = append(errs, field.NotSupported(at.Key(LaunchModeAnnotation), v, []string{string(SSH), string(KubectlExec)}))
+		}
+	}
+	if v, ok := annotations[GangSchedulerAnnotation]; ok {
+		switch s := Scheduler(v); s {
+		case Volcano, SchedulerPlugins, Kueue:
+			if o.Gang.Scheduler != s {
+				// Another scheduler's name would not fit this one.
+				o.Gang = Gang{Scheduler: s, Queue: o.Gang.Queue}
+			}
+		case noGang:
+			o.Gang = Gang{}
+		default:
+			errs = append(errs, field.NotSupported(at.Key(GangSchedulerAnnotation), v,
+				[]string{string(Volcano), string(SchedulerPlugins), string(Kueue), noGang}))
+		}
+	}
+	// A misspelt annotation would otherwise be ignored without a word.
+	for _, k := range slices.Sorted(maps.Keys(annotations)) {
+		if strings.HasPrefix(k, AnnotationPrefix) && k != LaunchModeAnnotation && k != GangSchedulerAnnotation {
+			errs = append(errs, field.Invalid(at.Key(k), k,
+				fmt.Sprintf("not an annotation trainfn knows: it reads %s and %s", LaunchModeAnnotation, GangSchedulerAnnotation)))
+		}
+	}
+	return o, errs
+}
