@@ -22,7 +22,7 @@ e2e: e2e-tools cluster-tools
 tools:
 	hack/tools.sh
 
-## e2e-tools: the tools, and what the end-to-end suite runs besides (torchrun)
+## e2e-tools: the tools, and what the end-to-end suite runs besides (torchrun, Open MPI, MPICH)
 e2e-tools:
 	hack/tools.sh e2e
 

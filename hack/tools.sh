@@ -51,3 +51,15 @@ debian_command unshare util-linux
 if [[ ${1:-} == e2e && ! -x /usr/bin/torchrun ]]; then
 	debian_package python3-torch
 fi
+
+# And real mpirun (test/mpirun): Open MPI and MPICH with their compilers.
+# The test finds them by the names Debian gives each (mpirun.openmpi,
+# mpicc.mpich, ...), whatever the alternatives point at. A command would
+# not tell whether its -dev package is there (mpicc.openmpi comes without
+# mpi.h), so ask dpkg.
+if [[ ${1:-} == e2e ]]; then
+	for pkg in openmpi-bin libopenmpi-dev mpich libmpich-dev; do
+		dpkg-query -W -f '${Status}' "$pkg" 2>/dev/null | grep -qx 'install ok installed' ||
+			debian_package "$pkg"
+	done
+fi

@@ -1,0 +1,404 @@
+//go:build e2e
+
+package mpirun
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/trainfn/trainfn/test/netns"
+	"github.com/trainfn/trainfn/test/rendered"
+	"github.com/trainfn/trainfn/test/testtool"
+)
+
+// mountShell runs a container of a stand-in pod, as root, in a mount
+// namespace of its own: the image's layers over the machine's folders with
+// a writable layer that ends with the namespace (a container's root), the
+// files the kubelet gives every container, and the container's volumes,
+// read-only as the kubelet mounts Secrets and ConfigMaps. Nothing of the
+// machine is written: every folder a mount point is made in is under an
+// overlay (cluster.run checks).
+//
+// Arguments: the image's folder, the pod's folder, the working directory,
+// then SOURCE=TARGET for each volume mount, then -- and the command.
+const mountShell = `set -eu
+image=$1 pod=$2 workdir=$3
+shift 3
+mount -t tmpfs -o mode=0755 container "$pod/rw"
+# ip netns exec bound the pod's hosts file over /etc/hosts; the overlay on
+# /etc would hide it, so keep hold of it first.
+touch "$pod/rw/hosts"
+mount --bind /etc/hosts "$pod/rw/hosts"
+for layer in "$image"/*; do
+	top=${layer##*/}
+	mkdir "$pod/rw/$top" "$pod/rw/$top.work"
+	mount -t overlay overlay -o "lowerdir=$layer:/$top,upperdir=$pod/rw/$top,workdir=$pod/rw/$top.work" "/$top"
+done
+mount --bind "$pod/rw/hosts" /etc/hosts
+touch /etc/hostname
+mount --bind "$pod/hostname" /etc/hostname
+while [ "$1" != -- ]; do
+	source=${1%%=*} target=${1#*=}
+	mkdir -p "$target"
+	mount --bind "$source" "$target"
+	mount -o remount,bind,ro "$target"
+	shift
+done
+shift
+cd "$workdir"
+exec "$@"
+`
+
+// cluster stands in for the cluster the output is applied to: it starts
+// pods from the image, keeps every pod's hosts file to what cluster DNS
+// would answer, and holds the job's SSH Secret as the user created it.
+type cluster struct {
+	t     *testing.T
+	ctx   context.Context
+	out   *output
+	image *image
+	net   *netns.Network
+	ip    string
+	// secrets are the Secrets of the namespace: data by key, by name.
+	secrets map[string]map[string][]byte
+
+	started    map[*rendered.Pod]*pod
+	running    map[*rendered.Pod]string
+	containers []*container
+	// workers are the workers' sshd, which must outlive the launcher.
+	workers []*container
+}
+
+// pod is a started stand-in pod.
+type pod struct {
+	*rendered.Pod
+	ns *netns.Pod
+	// dir holds the pod's /etc/hostname, its volumes (volumes/<name>) and
+	// the mount point of its containers' writable layers (rw).
+	dir string
+}
+
+// newCluster stands in for a cluster whose nodes have the image of an MPI
+// implementation (see newImage), and whose namespace holds the SSH Secret
+// of the job named job, created as README.md tells users: <job>-ssh.
+func newCluster(t *testing.T, ctx context.Context, out *output, mpi, job string) *cluster {
+	testtool.Find(t, "unshare")
+	// First, as it skips the test without root, which the image needs too.
+	net := netns.New(t)
+	c := &cluster{t: t, ctx: ctx, out: out, net: net, ip: testtool.Find(t, "ip"), image: newImage(t, mpi),
+		secrets: map[string]map[string][]byte{job + "-ssh": sshSecret(t, job)},
+		started: map[*rendered.Pod]*pod{}, running: map[*rendered.Pod]string{}}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, ct := range c.containers {
+				t.Logf("%s, container %s:\n%s", ct.pod.Hostname, ct.name, ct.output())
+			}
+		}
+	})
+	return c
+}
+
+// sshSecret is the job's SSH Secret, made as README.md tells users to: a
+// key from `ssh-keygen -t ed25519 -N "" -C <job> -f id`, which kustomize's
+// secretGenerator turns into <job>-ssh with ssh-privatekey=id and
+// ssh-publickey=id.pub.
+func sshSecret(t *testing.T, job string) map[string][]byte {
+	dir := t.TempDir()
+	keygen := exec.Command(testtool.Find(t, "ssh-keygen"), "-t", "ed25519", "-N", "", "-C", job, "-f", "id")
+	keygen.Dir = dir
+	out, err := keygen.CombinedOutput()
+	require.NoError(t, err, "ssh-keygen: %s", out)
+	data := map[string][]byte{}
+	for key, file := range map[string]string{"ssh-privatekey": "id", "ssh-publickey": "id.pub"} {
+		data[key], err = os.ReadFile(filepath.Join(dir, file))
+		require.NoError(t, err)
+	}
+	return data
+}
+
+// start creates a pod: its network namespace, hostname and volumes. It is
+// not ready, and its names do not resolve, until ready says so.
+func (c *cluster) start(p *rendered.Pod) *pod {
+	c.t.Helper()
+	s := &pod{Pod: p, ns: c.net.Pod(p.Hostname), dir: c.t.TempDir()}
+	// Runs before the namespace is deleted: whatever the pod's processes
+	// left behind (sshd's sessions are sessions of their own, out of the
+	// reach of a process group) goes with it.
+	c.t.Cleanup(func() { c.killAll(s.ns) })
+	require.NoError(c.t, os.Mkdir(filepath.Join(s.dir, "rw"), 0o755))
+	require.NoError(c.t, os.WriteFile(filepath.Join(s.dir, "hostname"), []byte(p.Hostname+"\n"), 0o644))
+	for _, v := range p.Spec.Volumes {
+		c.project(s, v)
+	}
+	c.started[p] = s
+	c.refresh()
+	return s
+}
+
+// ready marks a pod ready: the names cluster DNS gives it now resolve.
+func (c *cluster) ready(s *pod) {
+	c.running[s.Pod] = s.ns.IP
+	c.refresh()
+}
+
+// startWorker starts a worker pod's container (sshd, as rendered); without
+// init containers it is ready at once.
+func (c *cluster) startWorker(p *rendered.Pod) {
+	c.t.Helper()
+	s := c.start(p)
+	c.ready(s)
+	c.workers = append(c.workers, c.run(s, p.Spec.Containers[0].Name, nil))
+}
+
+// await waits for a launcher's container to end and returns how it did. A
+// worker's sshd that ends first is an error at once: the launcher would
+// only wait on, until the scenario runs out.
+func (c *cluster) await(ct *container) error {
+	for {
+		select {
+		case <-ct.done:
+			return ct.wait()
+		case <-time.After(200 * time.Millisecond):
+		}
+		for _, w := range c.workers {
+			if w.finished() {
+				return fmt.Errorf("%s's %s ended (%v) while %s ran:\n%s", w.pod.Hostname, w.name, w.wait(), ct.name, w.output())
+			}
+		}
+	}
+}
+
+func (c *cluster) refresh() {
+	for p, s := range c.started {
+		require.NoError(c.t, s.ns.SetHosts(c.out.Hosts(p, s.ns.IP, c.running)))
+	}
+}
+
+// project writes a volume's files as the kubelet projects a ConfigMap or
+// Secret volume: each item with its mode (else the volume's defaultMode,
+// else 0644), owned by root, in a folder anyone may write to (the
+// kubelet's emptyDir beneath, which is why images turn sshd's StrictModes
+// off). The kubelet links the files to a folder of their own; ssh follows
+// links, so plain files stand in.
+func (c *cluster) project(s *pod, v corev1.Volume) {
+	t := c.t
+	var data map[string][]byte
+	var items []corev1.KeyToPath
+	var defaultMode *int32
+	switch {
+	case v.ConfigMap != nil:
+		cm, ok := c.out.configMaps[v.ConfigMap.Name]
+		require.True(t, ok, "volume %s: the output has no ConfigMap %s", v.Name, v.ConfigMap.Name)
+		data = map[string][]byte{}
+		for k, val := range cm {
+			data[k] = []byte(val)
+		}
+		items, defaultMode = v.ConfigMap.Items, v.ConfigMap.DefaultMode
+	case v.Secret != nil:
+		var ok bool
+		data, ok = c.secrets[v.Secret.SecretName]
+		require.True(t, ok, "volume %s: Secret %s is none the user was told to create", v.Name, v.Secret.SecretName)
+		items, defaultMode = v.Secret.Items, v.Secret.DefaultMode
+	default:
+		t.Fatalf("volume %s of %s is of a kind this test does not stand in for", v.Name, s.Hostname)
+	}
+	if len(items) == 0 {
+		for k := range data {
+			items = append(items, corev1.KeyToPath{Key: k, Path: k})
+		}
+	}
+	dir := filepath.Join(s.dir, "volumes", v.Name)
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.Chmod(dir, 0o777))
+	for _, item := range items {
+		content, ok := data[item.Key]
+		require.True(t, ok, "volume %s has no key %s", v.Name, item.Key)
+		mode := int32(0o644)
+		if defaultMode != nil {
+			mode = *defaultMode
+		}
+		if item.Mode != nil {
+			mode = *item.Mode
+		}
+		file := filepath.Join(dir, item.Path)
+		require.NoError(t, os.WriteFile(file, content, 0o600))
+		require.NoError(t, os.Chown(file, 0, 0))
+		// Set after writing: the umask would have its way with WriteFile's.
+		require.NoError(t, os.Chmod(file, os.FileMode(mode)))
+	}
+}
+
+// run starts a container of a started pod, or, given argv, runs argv in it
+// as `kubectl exec` does: in the pod's network namespace, with the image
+// and the container's volumes, as the container's user, with its
+// environment.
+func (c *cluster) run(s *pod, name string, argv []string) *container {
+	t := c.t
+	t.Helper()
+	spec := s.Container(t, name)
+	u := c.image.user(t, s.Spec, spec)
+	env := s.Env(t, spec, c.image.env(u))
+	if argv == nil {
+		argv = s.Argv(t, spec, env)
+	}
+	if u.uid != 0 {
+		argv = append([]string{testtool.Find(t, "setpriv"), "--reuid=" + strconv.Itoa(u.uid),
+			"--regid=" + strconv.Itoa(u.gid), "--init-groups", "--"}, argv...)
+	}
+	workdir := spec.WorkingDir
+	if workdir == "" {
+		workdir = c.image.workdir
+	}
+	args := []string{testtool.Find(t, "unshare"), "--mount", "--propagation", "private", "--",
+		"/bin/sh", "-c", mountShell, "pod", c.image.dir, s.dir, workdir}
+	for _, m := range spec.VolumeMounts {
+		require.Empty(t, m.SubPath, "%s: subPath is not stood in for", name)
+		require.True(t, c.image.covers(m.MountPath),
+			"%s mounts %s outside the folders the image overlays: the mount point would be made on the machine", name, m.MountPath)
+		args = append(args, filepath.Join(s.dir, "volumes", m.Name)+"="+m.MountPath)
+	}
+	args = append(append(args, "--"), argv...)
+
+	ct := &container{ctx: c.ctx, pod: s, name: name, done: make(chan struct{})}
+	ct.cmd = s.ns.Command(c.ctx, args...)
+	ct.cmd.Env = env
+	ct.cmd.Stdout, ct.cmd.Stderr = &ct.out, &ct.out
+	// Whatever keeps the output open once the command is killed must not
+	// keep the test waiting.
+	ct.cmd.WaitDelay = 5 * time.Second
+	require.NoError(t, ct.cmd.Start())
+	c.containers = append(c.containers, ct)
+	go func() {
+		defer close(ct.done)
+		ct.err = ct.cmd.Wait()
+	}()
+	// The scenario's context ends before cleanups run: this only reaps.
+	t.Cleanup(func() { <-ct.done })
+	return ct
+}
+
+// killAll kills every process left in a pod's network namespace.
+func (c *cluster) killAll(ns *netns.Pod) {
+	out, _ := exec.Command(c.ip, "netns", "pids", ns.Name).Output()
+	for _, f := range strings.Fields(string(out)) {
+		if pid, err := strconv.Atoi(f); err == nil {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// container is a running container of a stand-in pod.
+type container struct {
+	ctx  context.Context
+	pod  *pod
+	name string
+	cmd  *exec.Cmd
+	out  syncBuffer
+	done chan struct{}
+	err  error
+}
+
+// wait waits for the container to end and returns how it did; killed at
+// the scenario's end, it says so.
+func (ct *container) wait() error {
+	<-ct.done
+	if ct.err != nil && ct.ctx.Err() != nil {
+		return fmt.Errorf("%w (the scenario's %s ran out)", ct.err, scenario)
+	}
+	return ct.err
+}
+
+func (ct *container) finished() bool {
+	select {
+	case <-ct.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (ct *container) output() string { return ct.out.String() }
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// configMaps reads the data of every ConfigMap of a rendered stream, by
+// name; test/rendered reads only Jobs and Services.
+func configMaps(t *testing.T, stream []byte) map[string]map[string]string {
+	t.Helper()
+	out := map[string]map[string]string{}
+	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(stream), 4096)
+	for {
+		var raw map[string]any
+		err := dec.Decode(&raw)
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		require.NoError(t, err)
+		if raw["kind"] != "ConfigMap" {
+			continue
+		}
+		doc, err := json.Marshal(raw)
+		require.NoError(t, err)
+		var cm corev1.ConfigMap
+		dec := json.NewDecoder(bytes.NewReader(doc))
+		dec.DisallowUnknownFields()
+		require.NoError(t, dec.Decode(&cm), "reading a rendered ConfigMap:\n%s", doc)
+		require.Empty(t, cm.BinaryData, "ConfigMap %s: binaryData is not stood in for", cm.Name)
+		out[cm.Name] = cm.Data
+	}
+}
+
+// job is what the test reads of a manifest of testdata itself: the job's
+// name, and the slots it asks for on each worker (1 unless it says).
+type job struct {
+	Metadata struct {
+		Name string `json:"name"`
+	} `json:"metadata"`
+	Spec struct {
+		SlotsPerWorker *int `json:"slotsPerWorker"`
+	} `json:"spec"`
+}
+
+func readJob(t *testing.T, manifest string) (name string, slots int) {
+	f, err := os.Open(filepath.Join("testdata", manifest))
+	require.NoError(t, err)
+	defer f.Close()
+	var j job
+	require.NoError(t, yaml.NewYAMLOrJSONDecoder(f, 4096).Decode(&j))
+	if j.Spec.SlotsPerWorker == nil {
+		return j.Metadata.Name, 1
+	}
+	return j.Metadata.Name, *j.Spec.SlotsPerWorker
+}
