@@ -29,24 +29,20 @@ import (
 
 	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/test/rendered"
+	"github.com/trainfn/trainfn/test/testtool"
 )
 
 // trainfn is the binary under test, built once.
 var trainfn string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "trainfn-mpirun-")
+	path, remove, err := testtool.BuildTrainfn()
 	if err != nil {
 		panic(err)
 	}
-	trainfn = filepath.Join(dir, "trainfn")
-	build := exec.Command("go", "build", "-o", trainfn, "github.com/trainfn/trainfn/cmd/trainfn")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		panic(err)
-	}
+	trainfn = path
 	code := m.Run()
-	_ = os.RemoveAll(dir)
+	remove()
 	os.Exit(code)
 }
 

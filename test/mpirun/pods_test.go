@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -310,7 +309,7 @@ type container struct {
 	pod  *pod
 	name string
 	cmd  *exec.Cmd
-	out  syncBuffer
+	out  testtool.Buffer
 	done chan struct{}
 	err  error
 }
@@ -335,23 +334,6 @@ func (ct *container) finished() bool {
 }
 
 func (ct *container) output() string { return ct.out.String() }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // configMaps reads the data of every ConfigMap of a rendered stream, by
 // name; test/rendered reads only Jobs and Services.

@@ -3,10 +3,12 @@
 package testtool
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 )
 
@@ -72,4 +74,40 @@ func UpstreamCorpus(t testing.TB) string {
 		t.Skipf("no compatibility corpus at %s (set %s)", corpus, CorpusEnv)
 	}
 	return corpus
+}
+
+// BuildTrainfn builds the trainfn binary, for suites that run it as users
+// do, into a temporary folder that remove deletes.
+func BuildTrainfn() (path string, remove func(), err error) {
+	dir, err := os.MkdirTemp("", "trainfn-")
+	if err != nil {
+		return "", nil, err
+	}
+	remove = func() { _ = os.RemoveAll(dir) }
+	path = filepath.Join(dir, "trainfn")
+	build := exec.Command("go", "build", "-o", path, "github.com/trainfn/trainfn/cmd/trainfn")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		remove()
+		return "", nil, err
+	}
+	return path, remove, nil
+}
+
+// Buffer collects the output of processes that write to it concurrently.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *Buffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *Buffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

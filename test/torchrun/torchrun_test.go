@@ -32,18 +32,13 @@ import (
 var trainfn string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "trainfn-torchrun-")
+	path, remove, err := testtool.BuildTrainfn()
 	if err != nil {
 		panic(err)
 	}
-	trainfn = filepath.Join(dir, "trainfn")
-	build := exec.Command("go", "build", "-o", trainfn, "github.com/trainfn/trainfn/cmd/trainfn")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		panic(err)
-	}
+	trainfn = path
 	code := m.Run()
-	_ = os.RemoveAll(dir)
+	remove()
 	os.Exit(code)
 }
 
@@ -233,7 +228,7 @@ func (c *cluster) refreshLocked() error {
 // process is a running stand-in pod.
 type process struct {
 	pod   *rendered.Pod
-	out   syncBuffer
+	out   testtool.Buffer
 	done  chan struct{}
 	ready chan struct{}
 	err   error
@@ -292,21 +287,4 @@ func (p *process) reports(t *testing.T) []report {
 		rs = append(rs, r)
 	}
 	return rs
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
