@@ -27,9 +27,18 @@ import (
 type Options struct {
 	// Nodes is the number of fake nodes; 3 when zero.
 	Nodes int
+	// ControlPlaneNode adds one more fake node, marked as kubeadm marks a
+	// control-plane node (label and NoSchedule taint), for the pods that
+	// ask to run on one.
+	ControlPlaneNode bool
 	// Dir keeps the cluster's files (etcd's data, keys, kubeconfigs, the
 	// components' logs); a temporary folder, removed by Stop, when empty.
 	Dir string
+	// SchedulerNames are the names of schedulers that do not run here
+	// (Volcano's, say) that kube-scheduler answers to besides its own, as
+	// profiles of its own: pods that name one are placed, though not by
+	// the scheduler they name.
+	SchedulerNames []string
 }
 
 // Cluster is a running control plane.
@@ -102,10 +111,10 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err != nil {
 		return c, err
 	}
-	if err = c.startControllers(users); err != nil {
+	if err = c.startControllers(users, opts.SchedulerNames); err != nil {
 		return c, err
 	}
-	if err = c.addNodes(ctx, opts.Nodes); err != nil {
+	if err = c.addNodes(ctx, opts.Nodes, opts.ControlPlaneNode); err != nil {
 		return c, err
 	}
 	return c, nil
@@ -208,7 +217,7 @@ func (c *Cluster) startAPIServer(ctx context.Context, etcd string) (kubeconfigs 
 
 // startControllers starts what turns objects into running pods: the
 // controller manager, the scheduler, and kwok in the kubelets' place.
-func (c *Cluster) startControllers(kubeconfigs map[string]string) error {
+func (c *Cluster) startControllers(kubeconfigs map[string]string, schedulerNames []string) error {
 	err := c.run("kube-controller-manager",
 		"--kubeconfig", kubeconfigs[controllerManagerUser],
 		"--controllers", strings.Join(controllers, ","),
@@ -224,15 +233,20 @@ func (c *Cluster) startControllers(kubeconfigs map[string]string) error {
 	if err != nil {
 		return err
 	}
+	// Given a configuration file, kube-scheduler ignores --kubeconfig and
+	// --leader-elect: the file says both.
+	config := filepath.Join(c.Dir, "kube-scheduler.yaml")
+	if err = os.WriteFile(config, []byte(schedulerConfig(kubeconfigs[schedulerUser], schedulerNames)), 0o644); err != nil {
+		return err
+	}
 	err = c.run("kube-scheduler",
-		"--kubeconfig", kubeconfigs[schedulerUser],
-		"--leader-elect=false",
+		"--config", config,
 		"--secure-port=0",
 	)
 	if err != nil {
 		return err
 	}
-	config := filepath.Join(c.Dir, "kwok.yaml")
+	config = filepath.Join(c.Dir, "kwok.yaml")
 	if err = os.WriteFile(config, []byte(kwokStages()), 0o644); err != nil {
 		return err
 	}
@@ -247,6 +261,25 @@ func (c *Cluster) startControllers(kubeconfigs map[string]string) error {
 		// controller takes a node without one for lost.
 		"--node-lease-duration-seconds", "40",
 	)
+}
+
+// schedulerConfig is kube-scheduler's configuration: its default profile,
+// and one more, alike, for each other scheduler name it answers to.
+func schedulerConfig(kubeconfig string, names []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: %q
+leaderElection:
+  leaderElect: false
+profiles:
+- schedulerName: default-scheduler
+`, kubeconfig)
+	for _, name := range names {
+		fmt.Fprintf(&b, "- schedulerName: %q\n", name)
+	}
+	return b.String()
 }
 
 // run starts a component and keeps it for Stop.

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,28 +26,31 @@ var nodeCapacity = corev1.ResourceList{
 	"nvidia.com/gpu":      resource.MustParse("8"),
 }
 
-// addNodes registers fake nodes, as kubelets do, and waits until the
-// scheduler may use them: kwok has reported them ready and the node
-// lifecycle controller has lifted the not-ready taint.
-func (c *Cluster) addNodes(ctx context.Context, n int) error {
+// controlPlaneRole is the label and taint kubeadm gives a control-plane
+// node, which keep pods off it unless they tolerate the taint.
+const controlPlaneRole = "node-role.kubernetes.io/control-plane"
+
+// addNodes registers fake nodes, as kubelets do, n of them for any pod and,
+// if controlPlane, one more as kubeadm marks a control-plane node; and
+// waits until the scheduler may use them: kwok has reported them ready and
+// the node lifecycle controller has lifted the not-ready taint.
+func (c *Cluster) addNodes(ctx context.Context, n int, controlPlane bool) error {
+	var nodes []*corev1.Node
 	for i := range n {
-		name := fmt.Sprintf("kwok-node-%d", i)
-		node := &corev1.Node{
-			ObjectMeta: metav1.ObjectMeta{
-				Name:        name,
-				Annotations: map[string]string{fakeNodeAnnotation: "fake"},
-				Labels: map[string]string{
-					"kubernetes.io/hostname": name,
-					"kubernetes.io/os":       "linux",
-					"kubernetes.io/arch":     "amd64",
-					"type":                   "kwok",
-				},
-			},
-			Status: corev1.NodeStatus{Capacity: nodeCapacity, Allocatable: nodeCapacity},
-		}
+		nodes = append(nodes, fakeNode(fmt.Sprintf("kwok-node-%d", i)))
+	}
+	if controlPlane {
+		node := fakeNode("kwok-control-plane")
+		node.Labels[controlPlaneRole] = ""
+		node.Spec.Taints = []corev1.Taint{{Key: controlPlaneRole, Effect: corev1.TaintEffectNoSchedule}}
+		nodes = append(nodes, node)
+	}
+	registered := map[string][]corev1.Taint{}
+	for _, node := range nodes {
 		if _, err := c.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
-			return fmt.Errorf("registering node %s: %w", name, err)
+			return fmt.Errorf("registering node %s: %w", node.Name, err)
 		}
+		registered[node.Name] = node.Spec.Taints
 	}
 	return c.waitFor(ctx, "fake nodes", 2*time.Minute, func(ctx context.Context) error {
 		nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
@@ -57,8 +61,10 @@ func (c *Cluster) addNodes(ctx context.Context, n int) error {
 			if !ready(node) {
 				return fmt.Errorf("node %s is not ready", node.Name)
 			}
-			if len(node.Spec.Taints) > 0 {
-				return fmt.Errorf("node %s still has the taint %s", node.Name, node.Spec.Taints[0].Key)
+			for _, taint := range node.Spec.Taints {
+				if !slices.ContainsFunc(registered[node.Name], func(t corev1.Taint) bool { return t.MatchTaint(&taint) }) {
+					return fmt.Errorf("node %s still has the taint %s", node.Name, taint.Key)
+				}
 			}
 			if _, ok := node.Status.Allocatable["nvidia.com/gpu"]; !ok {
 				return fmt.Errorf("node %s offers no GPUs", node.Name)
@@ -66,6 +72,23 @@ func (c *Cluster) addNodes(ctx context.Context, n int) error {
 		}
 		return nil
 	})
+}
+
+// fakeNode is a node for kwok to play the kubelet of.
+func fakeNode(name string) *corev1.Node {
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        name,
+			Annotations: map[string]string{fakeNodeAnnotation: "fake"},
+			Labels: map[string]string{
+				"kubernetes.io/hostname": name,
+				"kubernetes.io/os":       "linux",
+				"kubernetes.io/arch":     "amd64",
+				"type":                   "kwok",
+			},
+		},
+		Status: corev1.NodeStatus{Capacity: nodeCapacity, Allocatable: nodeCapacity},
+	}
 }
 
 func ready(node corev1.Node) bool {

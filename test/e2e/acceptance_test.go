@@ -49,6 +49,8 @@ func TestAcceptance(t *testing.T) {
 			if len(objs) == 0 {
 				t.Skip("nothing native to apply")
 			}
+			checkSchedulers(t, objs)
+			ensurePriorityClasses(t, objs)
 			t.Run("server-side apply", func(t *testing.T) {
 				t.Parallel()
 				ns := kube.Namespace(t)

@@ -52,6 +52,8 @@ func TestUpstreamCorpus(t *testing.T) {
 			if objs = withoutPassThrough(t, objs); len(objs) == 0 {
 				t.Skip("nothing native to apply yet")
 			}
+			checkSchedulers(t, objs)
+			ensurePriorityClasses(t, objs)
 			ns := kube.Namespace(t)
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()

@@ -16,6 +16,11 @@ import (
 // its own namespace.
 var kube *cluster.Cluster
 
+// fakeNodes are enough nodes of 8 GPUs each for the largest output,
+// testdata/v1alpha1-gpus-split's 16 workers of 8 GPUs, a node each, applied
+// by both routes at once, beside the other outputs applied in parallel.
+const fakeNodes = 40
+
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -25,12 +30,20 @@ func run(m *testing.M) int {
 	defer cancel()
 	began := time.Now()
 	var err error
-	kube, err = cluster.Start(ctx, cluster.Options{})
+	kube, err = cluster.Start(ctx, cluster.Options{
+		Nodes:            fakeNodes,
+		ControlPlaneNode: true, // some launchers ask to run on one
+		SchedulerNames:   standInSchedulers,
+	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e: starting the control plane:", err)
 		return 1
 	}
 	defer kube.Stop()
+	if err = installGangCRDs(ctx, kube); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: installing the gang schedulers' CRDs:", err)
+		return 1
+	}
 	fmt.Fprintf(os.Stderr, "e2e: control plane up in %s\n", time.Since(began).Round(time.Millisecond))
 	code := m.Run()
 	if code != 0 {
