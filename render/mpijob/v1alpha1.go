@@ -172,7 +172,11 @@ func onControlPlane(launcher *yaml.RNode, path *field.Path) ([]render.Warning, e
 		return nil, err
 	}
 	var warnings []render.Warning
-	for name, value := range map[string]*yaml.RNode{"tolerations": tolerations, "affinity": affinity} {
+	for _, f := range []struct {
+		name  string
+		value *yaml.RNode
+	}{{"tolerations", tolerations}, {"affinity", affinity}} {
+		name, value := f.name, f.value
 		if old := spec.Field(name); old != nil {
 			warnings = append(warnings, render.Warning{Field: path.Child("spec", name),
 				Message: "replaced for the launcher: launcherOnMaster places it on a control-plane node"})
