@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/schemas"
 )
 
@@ -232,4 +233,14 @@ spec:
 
 func TestEveryKindHasASchemaAndARenderer(t *testing.T) {
 	assert.ElementsMatch(t, append(slices.Collect(maps.Keys(renderers)), configKind), schemas.Kinds())
+}
+
+// The options a run without configuration uses are the schema's defaults,
+// so the two cannot drift apart.
+func TestDefaultOptionsAreTheSchemas(t *testing.T) {
+	config := yaml.MustParse(`{apiVersion: fn.trainfn.dev/v1alpha1, kind: TrainFn, metadata: {name: c}, spec: {mpi: {}}}`)
+	opts, rest, diags := configure([]Document{{Node: config}})
+	require.Empty(t, diags)
+	assert.Empty(t, rest, "the configuration is not output")
+	assert.Equal(t, options.Default, opts)
 }

@@ -15,7 +15,8 @@ import (
 // Function is trainfn as a KRM function. As a transformer it expands the job
 // specs among the items; as a generator (the function config is itself a
 // job spec, as kustomize's `generators:` passes it) it adds the objects the
-// config renders to the items.
+// config renders to the items. A TrainFn function config sets the options
+// every job renders with.
 //
 // On any error the items are left as they came and the results say why,
 // each with the file, the field path and the rule.
@@ -24,7 +25,16 @@ type Function struct{}
 var _ framework.ResourceListProcessor = Function{}
 
 // Process implements framework.ResourceListProcessor.
-func (Function) Process(rl *framework.ResourceList) error {
+func (f Function) Process(rl *framework.ResourceList) error {
+	if diags := f.process(rl); diags.HasErrors() {
+		return diags
+	}
+	return nil
+}
+
+// process expands rl in place and returns every diagnostic, warnings too,
+// which rl's results also hold.
+func (Function) process(rl *framework.ResourceList) Diagnostics {
 	docs := make([]Document, 0, len(rl.Items)+1)
 	for _, item := range rl.Items {
 		docs = append(docs, Document{Node: item, Source: annotatedSource(item)})
@@ -34,11 +44,10 @@ func (Function) Process(rl *framework.ResourceList) error {
 	}
 	out, diags := Expand(docs)
 	rl.Results = results(diags)
-	if diags.HasErrors() {
-		return diags
+	if !diags.HasErrors() {
+		rl.Items = out
 	}
-	rl.Items = out
-	return nil
+	return diags
 }
 
 // RunFunction reads a ResourceList from rw, processes it and writes it back,

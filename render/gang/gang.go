@@ -83,11 +83,9 @@ func Render(owner workload.Owner, policy *Policy, opts options.Gang, members []M
 		}
 		return nil, nil, nil
 	}
-	p := Policy{}
-	if policy != nil {
-		p = *policy
+	if policy == nil {
+		policy = &Policy{}
 	}
-	policy = &p
 	total := int32(0)
 	for _, m := range members {
 		total += m.Pods
@@ -105,6 +103,13 @@ func Render(owner workload.Owner, policy *Policy, opts options.Gang, members []M
 		queue = opts.Queue
 	}
 
+	// podGroup is the PodGroup of Volcano and scheduler-plugins, which
+	// share its size and resources; fields are each one's own.
+	podGroup := func(apiVersion string, fields ...any) []*yaml.RNode {
+		spec := append([]any{"minMember", minMember, "minResources", minResources(policy, members, minMember)}, fields...)
+		return []*yaml.RNode{owner.Object(apiVersion, "PodGroup", owner.Name, labels.Job(owner.Name), "spec", ynode.Map(spec...))}
+	}
+
 	var warnings []render.Warning
 	var objects []*yaml.RNode
 	switch opts.Scheduler {
@@ -113,31 +118,21 @@ func Render(owner workload.Owner, policy *Policy, opts options.Gang, members []M
 			// mpi-operator reads Volcano's own annotation on the job too.
 			queue = owner.Annotations[volcanoQueueAnnotation]
 		}
-		if policy.PriorityClass == "" {
-			policy.PriorityClass = templatePriority(members)
+		priority := policy.PriorityClass
+		if priority == "" {
+			priority = templatePriority(members)
 		}
 		warnings = setScheduler(members, opts.SchedulerName, volcanoSchedulerName)
 		for _, m := range members {
 			m.Template.AddAnnotations(map[string]string{volcanoGroupAnnotation: owner.Name}, true)
 		}
-		objects = append(objects, owner.Object("scheduling.volcano.sh/v1beta1", "PodGroup", owner.Name, labels.Job(owner.Name),
-			"spec", ynode.Map(
-				"minMember", minMember,
-				"minResources", minResources(policy, members, minMember),
-				"queue", optional(queue),
-				"priorityClassName", optional(policy.PriorityClass),
-			)))
+		objects = podGroup("scheduling.volcano.sh/v1beta1", "queue", optional(queue), "priorityClassName", optional(priority))
 	case options.SchedulerPlugins:
 		warnings = setScheduler(members, opts.SchedulerName, schedulerPluginsDefaultName)
 		for _, m := range members {
 			m.Template.AddLabels(map[string]string{schedulerPluginsGroupLabel: owner.Name}, true)
 		}
-		objects = append(objects, owner.Object("scheduling.x-k8s.io/v1alpha1", "PodGroup", owner.Name, labels.Job(owner.Name),
-			"spec", ynode.Map(
-				"minMember", minMember,
-				"minResources", minResources(policy, members, minMember),
-				"scheduleTimeoutSeconds", policy.ScheduleTimeoutSeconds,
-			)))
+		objects = podGroup("scheduling.x-k8s.io/v1alpha1", "scheduleTimeoutSeconds", policy.ScheduleTimeoutSeconds)
 	case options.Kueue:
 		if queue == "" {
 			return nil, nil, field.ErrorList{field.Required(policyPath.Child("queue"),

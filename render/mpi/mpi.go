@@ -130,27 +130,64 @@ const DefaultWaitTimeout = "600"
 // ssh, with the job's key, the image's ssh_config and the extra ssh arguments
 // the implementation's variables give mpirun (a port, say), so it proves
 // exactly what mpirun will need.
-var WaitForWorkers = waitScript.Replace(waitForWorkers)
+var WaitForWorkers = waitScript(overSSH)
 
 // WaitForExec is WaitForWorkers for the KubectlExec launch mode: it returns
 // once every worker runs a command through Kubexec, as mpirun's remote
 // processes will be started.
-var WaitForExec = strings.NewReplacer(
-	"accepts SSH", "runs commands through kubectl exec",
-	"accept SSH", "run commands through kubectl exec",
-	sshCheck, kubexecCheck,
-	sshProbe, kubexecProbe,
-	sshExtra, "",
-).Replace(WaitForWorkers)
+var WaitForExec = waitScript(overKubectlExec)
 
-var waitScript = strings.NewReplacer(
-	"{{timeoutEnv}}", WaitTimeoutEnv,
-	"{{defaultTimeout}}", DefaultWaitTimeout,
-	"{{hostfile}}", ConfigDir+"/"+HostfileKey,
-)
+// remoteShell is what the wait script says, checks and runs for one way of
+// reaching the workers.
+type remoteShell struct {
+	// accepts completes "every worker ...", accept "did not ... within".
+	accepts, accept string
+	// check fails early when the launcher lacks the remote shell; extra
+	// prepares what probe, a command that succeeds on "$host", needs.
+	check, extra, probe string
+}
 
-const waitForWorkers = `#!/bin/sh
-# Rendered by trainfn: returns once every worker in the hostfile accepts SSH,
+var overSSH = remoteShell{
+	accepts: "accepts SSH",
+	accept:  "accept SSH",
+	check: `if ! command -v ssh >/dev/null 2>&1; then
+  echo "trainfn: the launcher's image has no ssh, which mpirun needs to start processes on the workers" >&2
+  exit 1
+fi
+`,
+	extra: `extra="${OMPI_MCA_plm_rsh_args-} ${I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS-} ${HYDRA_LAUNCH_EXTRA_ARGS-}"
+`,
+	probe: `ssh -n -o BatchMode=yes -o ConnectTimeout=5 -o ConnectionAttempts=1 \
+      -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
+      $extra "$host" true`,
+}
+
+var overKubectlExec = remoteShell{
+	accepts: "runs commands through kubectl exec",
+	accept:  "run commands through kubectl exec",
+	check: `if [ ! -x ` + KubectlPath + ` ] && ! command -v kubectl >/dev/null 2>&1; then
+  echo "trainfn: the launcher has no kubectl, which mpirun needs to start processes on the workers" >&2
+  exit 1
+fi
+`,
+	probe: `/bin/sh ` + ConfigDir + "/" + KubexecKey + ` "$host" true </dev/null`,
+}
+
+func waitScript(r remoteShell) string {
+	return strings.NewReplacer(
+		"{{timeoutEnv}}", WaitTimeoutEnv,
+		"{{defaultTimeout}}", DefaultWaitTimeout,
+		"{{hostfile}}", ConfigDir+"/"+HostfileKey,
+		"{{accepts}}", r.accepts,
+		"{{accept}}", r.accept,
+		"{{check}}", r.check,
+		"{{extra}}", r.extra,
+		"{{probe}}", r.probe,
+	).Replace(waitTemplate)
+}
+
+const waitTemplate = `#!/bin/sh
+# Rendered by trainfn: returns once every worker in the hostfile {{accepts}},
 # so mpirun never starts before its hosts do. Gives up when
 # {{timeoutEnv}} pass without another worker answering.
 set -f
@@ -160,48 +197,28 @@ case $timeout in
   printf 'trainfn: {{timeoutEnv}} must be a number of seconds, not "%s"\n' "$timeout" >&2
   exit 1 ;;
 esac
-` + sshCheck + `self=$(cat /etc/hostname 2>/dev/null || hostname)
+{{check}}self=$(cat /etc/hostname 2>/dev/null || hostname)
 self=${self%%.*}
-` + sshExtra + `since=$(date +%s)
+{{extra}}since=$(date +%s)
 while read -r host _; do
   host=${host%%:*}
   case $host in ""|"#"*) continue ;; esac
   [ "${host%%.*}" = "$self" ] && continue
   tries=0
-  until err=$(` + sshProbe + ` 2>&1); do
+  until err=$({{probe}} 2>&1); do
     waited=$(( $(date +%s) - since ))
     if [ "$waited" -ge "$timeout" ]; then
-      printf 'trainfn: worker %s did not accept SSH within %ss: %s\n' "$host" "$timeout" "$err" >&2
+      printf 'trainfn: worker %s did not {{accept}} within %ss: %s\n' "$host" "$timeout" "$err" >&2
       exit 1
     fi
     [ $((tries % 15)) -eq 0 ] && printf 'trainfn: waiting for %s (%ss): %s\n' "$host" "$waited" "$err"
     tries=$((tries + 1))
     sleep 2
   done
-  printf 'trainfn: %s accepts SSH\n' "$host"
+  printf 'trainfn: %s {{accepts}}\n' "$host"
   since=$(date +%s)
 done < {{hostfile}}
 `
-
-// The parts of the wait script that differ between launch modes.
-const (
-	sshCheck = `if ! command -v ssh >/dev/null 2>&1; then
-  echo "trainfn: the launcher's image has no ssh, which mpirun needs to start processes on the workers" >&2
-  exit 1
-fi
-`
-	sshExtra = `extra="${OMPI_MCA_plm_rsh_args-} ${I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS-} ${HYDRA_LAUNCH_EXTRA_ARGS-}"
-`
-	sshProbe = `ssh -n -o BatchMode=yes -o ConnectTimeout=5 -o ConnectionAttempts=1 \
-      -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
-      $extra "$host" true`
-	kubexecCheck = `if [ ! -x ` + KubectlPath + ` ] && ! command -v kubectl >/dev/null 2>&1; then
-  echo "trainfn: the launcher has no kubectl, which mpirun needs to start processes on the workers" >&2
-  exit 1
-fi
-`
-	kubexecProbe = `/bin/sh ` + ConfigDir + "/" + KubexecKey + ` "$host" true </dev/null`
-)
 
 // KubectlDir is where the KubectlExec launcher finds kubectl, delivered by
 // an init container.

@@ -44,7 +44,8 @@ func launcherJob(job *Job) (*yaml.RNode, *pod.Template, []render.Warning, field.
 	// Only remote hosts need a remote shell, and a start-up to wait for.
 	remote := job.workers() > 0
 	var errs field.ErrorList
-	var mounts *yaml.Node
+	// shell is the volume the remote shell needs: kubectl or the SSH key.
+	var shell *yaml.Node
 	if remote {
 		items.Content = append(items.Content,
 			ynode.Map("key", mpi.WaitForWorkersKey, "path", mpi.WaitForWorkersKey, "mode", ynode.FileMode(0o555)))
@@ -53,23 +54,22 @@ func launcherJob(job *Job) (*yaml.RNode, *pod.Template, []render.Warning, field.
 				ynode.Map("key", mpi.KubexecKey, "path", mpi.KubexecKey, "mode", ynode.FileMode(0o555)))
 			warnings = append(warnings, workload.Overridden(t, "serviceAccountName", naming.Launcher(job.Name),
 				"its Role lets the launcher exec into this job's workers")...)
-			t.Set("automountServiceAccountToken", ynode.Of(true))
+			if old := t.Set("automountServiceAccountToken", ynode.Of(true)); old != nil && old.Value != "true" {
+				warnings = append(warnings, render.Warning{Field: t.Path("automountServiceAccountToken"),
+					Message: "replaced by true: kubectl exec needs the launcher's token"})
+			}
 			errs = appendErr(errs, mountKubectl(job, t, main))
-			mounts = ynode.Seq(
-				ynode.Map("name", kubectlVolume, "mountPath", mpi.KubectlDir),
-				ynode.Map("name", configVolume, "mountPath", mpi.ConfigDir))
+			shell = ynode.Map("name", kubectlVolume, "mountPath", mpi.KubectlDir)
 		} else {
 			errs = appendErr(errs, mountSSH(job, t, main))
-			mounts = ynode.Seq(
-				ynode.Map("name", sshVolume, "mountPath", job.SSHAuthMountPath),
-				ynode.Map("name", configVolume, "mountPath", mpi.ConfigDir))
+			shell = ynode.Map("name", sshVolume, "mountPath", job.SSHAuthMountPath)
 		}
 	}
 	errs = appendErr(errs, main.AddVolumeMount(configVolume, mpi.ConfigDir))
 	errs = appendErr(errs, t.AddVolume(ynode.Map("name", configVolume, "configMap", ynode.Map(
 		"name", naming.ConfigMap(job.Name), "items", items))))
 	if remote {
-		errs = appendErr(errs, t.AddInitContainer(waitForWorkers(main, mounts)))
+		errs = appendErr(errs, t.AddInitContainer(waitForWorkers(main, shell)))
 	}
 
 	return job.Object("batch/v1", "Job", naming.Launcher(job.Name), labels.Role(job.Name, labels.RoleLauncher),
@@ -105,7 +105,7 @@ func mountKubectl(job *Job, t *pod.Template, main *pod.Container) *field.Error {
 // container does (same image, user, environment and resources), so the
 // remote shell it checks is the one mpirun will use, and it adds nothing to
 // what the pod requests.
-func waitForWorkers(main *pod.Container, mounts *yaml.Node) *yaml.Node {
+func waitForWorkers(main *pod.Container, shell *yaml.Node) *yaml.Node {
 	c := ynode.Map(
 		"name", waitContainer,
 		"image", copyOf(main.Get("image")),
@@ -115,7 +115,7 @@ func waitForWorkers(main *pod.Container, mounts *yaml.Node) *yaml.Node {
 		"envFrom", copyOf(main.Get("envFrom")),
 		"resources", copyOf(main.Get("resources")),
 		"securityContext", copyOf(main.Get("securityContext")),
-		"volumeMounts", mounts,
+		"volumeMounts", ynode.Seq(shell, ynode.Map("name", configVolume, "mountPath", mpi.ConfigDir)),
 	)
 	// Shown with its default, so it can be patched; a value the launcher's
 	// environment sets wins.

@@ -105,14 +105,7 @@ func Render(job *Job) (render.Output, field.ErrorList) {
 // workerContainer names the workers' container that mpirun's processes run
 // in through kubectl exec.
 func workerContainer(job *Job) string {
-	if job.MainContainer != "" {
-		return job.MainContainer
-	}
-	var name string
-	if n, err := job.Worker.Template.Pipe(yaml.Lookup("spec", "containers", "0", "name")); err == nil && n != nil {
-		name = yaml.GetValue(n)
-	}
-	return name
+	return job.main(pod.NewTemplate(job.Worker.Template, job.Worker.Path)).Get("name").Value
 }
 
 // hostList is every host of the hostfile: the launcher first when it also

@@ -2,26 +2,22 @@ package mpijob
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render"
-	"github.com/trainfn/trainfn/render/gang"
-	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/render/options"
-	"github.com/trainfn/trainfn/render/workload"
 	"github.com/trainfn/trainfn/schemas"
 )
 
 // v1Spec is the part of a kubeflow.org/v1 MPIJob spec (training-operator's)
 // that rendering reads, defaults filled in by the schema.
 type v1Spec struct {
-	SlotsPerWorker  int32                           `json:"slotsPerWorker"`
-	MainContainer   string                          `json:"mainContainer"`
-	RunPolicy       workload.RunPolicySpec          `json:"runPolicy"`
-	MPIReplicaSpecs map[string]workload.ReplicaSpec `json:"mpiReplicaSpecs"`
+	kubeflowSpec
+	MainContainer string `json:"mainContainer"`
 }
 
 // trainingOperator is the managedBy value naming training-operator.
@@ -43,55 +39,35 @@ func fromV1(v *schemas.Validated, opts options.Options) (*Job, error) {
 	if err := v.Decode("spec", &spec); err != nil {
 		return nil, fmt.Errorf("reading the defaulted spec: %w", err)
 	}
-	owner, err := workload.OwnerOf(v.Doc)
+	job, err := kubeflowJob(v, spec.kubeflowSpec, trainingOperator, opts)
 	if err != nil {
 		return nil, err
 	}
-	replicas, err := workload.Replicas(v.Doc, spec.MPIReplicaSpecs, "mpiReplicaSpecs", "Launcher", "Worker")
-	if err != nil {
-		return nil, err
-	}
-	if replicas[0] == nil {
-		return nil, fmt.Errorf("spec.mpiReplicaSpecs has no Launcher")
-	}
-	policy, err := gang.PolicyOf(v)
-	if err != nil {
-		return nil, err
-	}
-	job := &Job{
-		Owner:          owner,
-		Implementation: mpi.OpenMPI,
-		SlotsPerWorker: spec.SlotsPerWorker,
-		// training-operator counts a launcher that asks for a GPU as the
-		// hostfile's first host.
-		RunLauncherAsWorker: asksForGPU(replicas[0].Template),
-		SSHAuthMountPath:    "/root/.ssh",
-		MainContainer:       spec.MainContainer,
-		RunPolicy:           spec.RunPolicy.Policy(trainingOperator),
-		Launcher:            *replicas[0],
-		SchedulingPolicy:    policy,
-		Options:             opts,
-	}
+	job.MainContainer = spec.MainContainer
+	// training-operator counts a launcher that asks for a GPU as the
+	// hostfile's first host.
+	job.RunLauncherAsWorker = asksForGPU(job.Launcher.Template)
 	// Upstream's default is no worker at all: the launcher runs alone.
-	if w := replicas[1]; w != nil && w.Replicas > 0 {
-		job.Worker = w
+	if job.Worker != nil && job.Worker.Replicas == 0 {
+		job.Worker = nil
 	}
 	return job, nil
 }
 
-// asksForGPU reads, as training-operator does, whether the template's first
-// container has a GPU limit (nvidia.com/gpu, amd.com/gpu, ...).
+// asksForGPU reads, as training-operator does, whether a container of the
+// template has a GPU limit (nvidia.com/gpu, amd.com/gpu, ...).
 func asksForGPU(template *yaml.RNode) bool {
-	limits, err := template.Pipe(yaml.Lookup("spec", "containers", "0", "resources", "limits"))
-	if err != nil || limits == nil {
+	containers, err := template.Pipe(yaml.Lookup("spec", "containers"))
+	if err != nil || containers == nil {
 		return false
 	}
-	fields, err := limits.Fields()
-	if err != nil {
-		return false
-	}
-	for _, name := range fields {
-		if strings.HasSuffix(name, ".com/gpu") || strings.Contains(name, "gpu") {
+	for _, c := range containers.Content() {
+		limits, err := yaml.NewRNode(c).Pipe(yaml.Lookup("resources", "limits"))
+		if err != nil || limits == nil {
+			continue
+		}
+		names, err := limits.Fields()
+		if err == nil && slices.ContainsFunc(names, func(name string) bool { return strings.Contains(name, "gpu") }) {
 			return true
 		}
 	}

@@ -6,7 +6,6 @@ package options
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -104,11 +103,16 @@ func (o Options) ForJob(annotations map[string]string) (Options, field.ErrorList
 		}
 	}
 	// A misspelt annotation would otherwise be ignored without a word.
-	for _, k := range slices.Sorted(maps.Keys(annotations)) {
+	var unknown []string
+	for k := range annotations {
 		if strings.HasPrefix(k, AnnotationPrefix) && k != LaunchModeAnnotation && k != GangSchedulerAnnotation {
-			errs = append(errs, field.Invalid(at.Key(k), k,
-				fmt.Sprintf("not an annotation trainfn knows: it reads %s and %s", LaunchModeAnnotation, GangSchedulerAnnotation)))
+			unknown = append(unknown, k)
 		}
+	}
+	slices.Sort(unknown)
+	for _, k := range unknown {
+		errs = append(errs, field.Invalid(at.Key(k), k,
+			fmt.Sprintf("not an annotation trainfn knows: it reads %s and %s", LaunchModeAnnotation, GangSchedulerAnnotation)))
 	}
 	return o, errs
 }

@@ -59,7 +59,7 @@ func (c *Cluster) InstallCRDs(ctx context.Context, files ...string) error {
 	}
 	var crds []*unstructured.Unstructured
 	for _, file := range files {
-		objs, err := readYAML(file)
+		objs, err := ReadObjects(file)
 		if err != nil {
 			return err
 		}
@@ -131,8 +131,9 @@ func served(ctx context.Context, c *Cluster, client dynamic.Interface, crd *unst
 	return nil
 }
 
-// readYAML decodes a YAML stream of objects, skipping empty documents.
-func readYAML(path string) ([]*unstructured.Unstructured, error) {
+// ReadObjects decodes a YAML stream of Kubernetes objects, skipping empty
+// documents.
+func ReadObjects(path string) ([]*unstructured.Unstructured, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/trainfn/trainfn/test/cluster"
 )
 
 // renderedOutputs are the outputs trainfn's own tests pin: every golden
@@ -43,7 +45,7 @@ func TestAcceptance(t *testing.T) {
 	for name, path := range renderedOutputs(t) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			all, err := readObjects(path)
+			all, err := cluster.ReadObjects(path)
 			require.NoError(t, err)
 			objs := withoutPassThrough(t, all)
 			if len(objs) == 0 {
@@ -83,7 +85,7 @@ func TestAcceptance(t *testing.T) {
 // would, a container without its required image, and expects both routes
 // to be refused: the suite above would fail on such output.
 func TestAcceptanceCanFail(t *testing.T) {
-	objs, err := readObjects("../../testdata/mpi-operator-pi/expected.yaml")
+	objs, err := cluster.ReadObjects("../../testdata/mpi-operator-pi/expected.yaml")
 	require.NoError(t, err)
 	broken := 0
 	for _, obj := range objs {

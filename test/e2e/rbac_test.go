@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/trainfn/trainfn/test/cluster"
 )
 
 // TestKubectlExecLauncherRBAC applies what an MPIJob in the KubectlExec
@@ -26,7 +28,7 @@ import (
 func TestKubectlExecLauncherRBAC(t *testing.T) {
 	t.Parallel()
 	const path = "../../testdata/mpijob-kubectl-exec/expected.yaml"
-	objs, err := readObjects(path)
+	objs, err := cluster.ReadObjects(path)
 	require.NoError(t, err)
 	ns, other := kube.Namespace(t), kube.Namespace(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

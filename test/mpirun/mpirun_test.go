@@ -35,16 +35,7 @@ import (
 // trainfn is the binary under test, built once.
 var trainfn string
 
-func TestMain(m *testing.M) {
-	path, remove, err := testtool.BuildTrainfn()
-	if err != nil {
-		panic(err)
-	}
-	trainfn = path
-	code := m.Run()
-	remove()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testtool.RunWithTrainfn(m, &trainfn)) }
 
 // scenario bounds each scenario, so that a hang fails it; one takes a second
 // or two, the one with a late worker about eight.
@@ -192,15 +183,8 @@ func checkRanks(t *testing.T, out string, workers []*rendered.Pod, slots, uid in
 	assert.Equal(t, want, perHost, "ranks per host")
 }
 
-// output is a rendered stream: its Jobs and Services as test/rendered reads
-// them, and the data of its ConfigMaps, by name.
-type output struct {
-	*rendered.Output
-	configMaps map[string]map[string]string
-}
-
 // render runs trainfn on a manifest of testdata.
-func render(t *testing.T, manifest string) *output {
+func render(t *testing.T, manifest string) *rendered.Output {
 	t.Helper()
 	cmd := exec.Command(trainfn, "render", filepath.Join("testdata", manifest))
 	var stdout, stderr bytes.Buffer
@@ -209,5 +193,5 @@ func render(t *testing.T, manifest string) *output {
 	if stderr.Len() > 0 {
 		t.Logf("trainfn says:\n%s", stderr.String())
 	}
-	return &output{Output: rendered.Parse(t, stdout.Bytes()), configMaps: configMaps(t, stdout.Bytes())}
+	return rendered.Parse(t, stdout.Bytes())
 }

@@ -3,12 +3,8 @@
 package mpirun
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,7 +67,7 @@ exec "$@"
 type cluster struct {
 	t     *testing.T
 	ctx   context.Context
-	out   *output
+	out   *rendered.Output
 	image *image
 	net   *netns.Network
 	ip    string
@@ -97,7 +93,7 @@ type pod struct {
 // newCluster stands in for a cluster whose nodes have the image of an MPI
 // implementation (see newImage), and whose namespace holds the SSH Secret
 // of the job named job, created as README.md tells users: <job>-ssh.
-func newCluster(t *testing.T, ctx context.Context, out *output, mpi, job string) *cluster {
+func newCluster(t *testing.T, ctx context.Context, out *rendered.Output, mpi, job string) *cluster {
 	testtool.Find(t, "unshare")
 	// First, as it skips the test without root, which the image needs too.
 	net := netns.New(t)
@@ -203,10 +199,11 @@ func (c *cluster) project(s *pod, v corev1.Volume) {
 	var defaultMode *int32
 	switch {
 	case v.ConfigMap != nil:
-		cm, ok := c.out.configMaps[v.ConfigMap.Name]
-		require.True(t, ok, "volume %s: the output has no ConfigMap %s", v.Name, v.ConfigMap.Name)
+		cm := c.out.ConfigMap(v.ConfigMap.Name)
+		require.NotNil(t, cm, "volume %s: the output has no ConfigMap %s", v.Name, v.ConfigMap.Name)
+		require.Empty(t, cm.BinaryData, "ConfigMap %s: binaryData is not stood in for", cm.Name)
 		data = map[string][]byte{}
-		for k, val := range cm {
+		for k, val := range cm.Data {
 			data[k] = []byte(val)
 		}
 		items, defaultMode = v.ConfigMap.Items, v.ConfigMap.DefaultMode
@@ -334,33 +331,6 @@ func (ct *container) finished() bool {
 }
 
 func (ct *container) output() string { return ct.out.String() }
-
-// configMaps reads the data of every ConfigMap of a rendered stream, by
-// name; test/rendered reads only Jobs and Services.
-func configMaps(t *testing.T, stream []byte) map[string]map[string]string {
-	t.Helper()
-	out := map[string]map[string]string{}
-	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(stream), 4096)
-	for {
-		var raw map[string]any
-		err := dec.Decode(&raw)
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		require.NoError(t, err)
-		if raw["kind"] != "ConfigMap" {
-			continue
-		}
-		doc, err := json.Marshal(raw)
-		require.NoError(t, err)
-		var cm corev1.ConfigMap
-		dec := json.NewDecoder(bytes.NewReader(doc))
-		dec.DisallowUnknownFields()
-		require.NoError(t, dec.Decode(&cm), "reading a rendered ConfigMap:\n%s", doc)
-		require.Empty(t, cm.BinaryData, "ConfigMap %s: binaryData is not stood in for", cm.Name)
-		out[cm.Name] = cm.Data
-	}
-}
 
 // job is what the test reads of a manifest of testdata itself: the job's
 // name, and the slots it asks for on each worker (1 unless it says).

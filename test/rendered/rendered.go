@@ -30,10 +30,11 @@ import (
 // output promises must not depend on it.
 const Namespace = "team-a"
 
-// Output is a rendered stream's Jobs and Services.
+// Output is a rendered stream's Jobs, Services and ConfigMaps.
 type Output struct {
-	Jobs     []batchv1.Job
-	Services []corev1.Service
+	Jobs       []batchv1.Job
+	Services   []corev1.Service
+	ConfigMaps []corev1.ConfigMap
 }
 
 // Parse reads a rendered YAML stream.
@@ -63,8 +64,22 @@ func Parse(t testing.TB, stream []byte) *Output {
 			var svc corev1.Service
 			decodeStrict(t, doc, &svc)
 			out.Services = append(out.Services, svc)
+		case "ConfigMap":
+			var cm corev1.ConfigMap
+			decodeStrict(t, doc, &cm)
+			out.ConfigMaps = append(out.ConfigMaps, cm)
 		}
 	}
+}
+
+// ConfigMap is the ConfigMap so named, or nil.
+func (o *Output) ConfigMap(name string) *corev1.ConfigMap {
+	for i := range o.ConfigMaps {
+		if o.ConfigMaps[i].Name == name {
+			return &o.ConfigMaps[i]
+		}
+	}
+	return nil
 }
 
 // Job is the Job so named.

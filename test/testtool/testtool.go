@@ -76,22 +76,22 @@ func UpstreamCorpus(t testing.TB) string {
 	return corpus
 }
 
-// BuildTrainfn builds the trainfn binary, for suites that run it as users
-// do, into a temporary folder that remove deletes.
-func BuildTrainfn() (path string, remove func(), err error) {
+// RunWithTrainfn runs a suite's tests, for a TestMain, with the trainfn
+// binary built into a temporary folder whose path it stores in *trainfn:
+// suites that run trainfn as users do build it once.
+func RunWithTrainfn(m *testing.M, trainfn *string) int {
 	dir, err := os.MkdirTemp("", "trainfn-")
 	if err != nil {
-		return "", nil, err
+		panic(err)
 	}
-	remove = func() { _ = os.RemoveAll(dir) }
-	path = filepath.Join(dir, "trainfn")
-	build := exec.Command("go", "build", "-o", path, "github.com/trainfn/trainfn/cmd/trainfn")
+	defer os.RemoveAll(dir)
+	*trainfn = filepath.Join(dir, "trainfn")
+	build := exec.Command("go", "build", "-o", *trainfn, "github.com/trainfn/trainfn/cmd/trainfn")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
-		remove()
-		return "", nil, err
+		panic(err)
 	}
-	return path, remove, nil
+	return m.Run()
 }
 
 // Buffer collects the output of processes that write to it concurrently.

@@ -31,16 +31,7 @@ import (
 // trainfn is the binary under test, built once.
 var trainfn string
 
-func TestMain(m *testing.M) {
-	path, remove, err := testtool.BuildTrainfn()
-	if err != nil {
-		panic(err)
-	}
-	trainfn = path
-	code := m.Run()
-	remove()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testtool.RunWithTrainfn(m, &trainfn)) }
 
 // scenario bounds each scenario, start-up and rendezvous included; one
 // takes about ten seconds.
