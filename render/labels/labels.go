@@ -14,6 +14,9 @@ const (
 	// an Indexed Job: its index.
 	CompletionIndex = "batch.kubernetes.io/job-completion-index"
 
+	// StatefulSetPodName is the label the StatefulSet controller puts on
+	// each of its pods: the pod's name, which is also its hostname.
+	StatefulSetPodName = "statefulset.kubernetes.io/pod-name"
 	// Operator is the value of OperatorName on everything trainfn renders.
 	Operator = "trainfn"
 

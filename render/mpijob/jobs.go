@@ -157,14 +157,29 @@ func workerStatefulSet(job *Job) (*yaml.RNode, *pod.Template, []render.Warning) 
 		main.Set("args", ynode.Of([]string{"365d"}))
 	}
 	main.AddEnv("K_MPI_JOB_ROLE", labels.RoleWorker)
-	selector := labels.Role(job.Name, labels.RoleWorker)
-	return job.Object("apps/v1", "StatefulSet", naming.Workers(job.Name), selector,
-		"spec", ynode.Map(
-			"replicas", job.Worker.Replicas,
-			"podManagementPolicy", "Parallel",
-			"serviceName", naming.Service(job.Name),
-			"selector", ynode.Map("matchLabels", ynode.StringMap(selector)),
-			"template", t.Node())), t, warnings
+	return job.StatefulSet(naming.Workers(job.Name), labels.RoleWorker, job.fixedReplicas(), t), t, warnings
+}
+
+// sshWorkerStatefulSet runs an elastic job's workers over SSH: the
+// StatefulSet's scale subresource is what people, scripts and autoscalers
+// change, and it removes the highest indexes first when scaled down.
+func sshWorkerStatefulSet(job *Job) (*yaml.RNode, *pod.Template, []render.Warning, *field.Error) {
+	t, main, warnings := workerTemplate(job, "Always", "StatefulSet")
+	if main.Get("command") == nil && main.Get("args") == nil {
+		main.Set("command", ynode.Of([]string{"/usr/sbin/sshd", "-De"}))
+	}
+	main.AddEnv("K_MPI_JOB_ROLE", labels.RoleWorker)
+	err := mountSSH(job, t, main)
+	return job.StatefulSet(naming.Workers(job.Name), labels.RoleWorker, job.fixedReplicas(), t), t, warnings, err
+}
+
+// fixedReplicas is the workers' replicas when the render owns them; nil for
+// an elastic job, whose count is a run-time fact.
+func (j *Job) fixedReplicas() *int32 {
+	if j.elastic() != nil {
+		return nil
+	}
+	return &j.Worker.Replicas
 }
 
 // workerTemplate prepares the workers' pod template for the workload that

@@ -61,6 +61,15 @@ func (j *Job) cleanPodPolicyPath() *field.Path {
 // rather than SSH.
 func (j *Job) kubectlExec() bool { return j.Options.MPI.LaunchMode == options.KubectlExec }
 
+// elastic is the bounds within which the worker count changes at run
+// time; nil for a job whose count is the rendered one.
+func (j *Job) elastic() *options.Bounds {
+	if j.Worker == nil {
+		return nil
+	}
+	return j.Options.ElasticWorkers
+}
+
 // workers is the number of worker pods.
 func (j *Job) workers() int {
 	if j.Worker == nil {

@@ -23,15 +23,21 @@ const maxRoleNameBytes = 256 << 10
 //
 // The RoleBinding's subject has no namespace: RBAC reads it as the
 // RoleBinding's own, so the objects stay portable across namespaces.
+//
+// An elastic job's Role names every worker it may scale to.
 func launcherRBAC(job *Job) ([]*yaml.RNode, *field.Error) {
-	names := make([]string, job.workers())
+	n := job.workers()
+	if e := job.elastic(); e != nil {
+		n = int(e.Max)
+	}
+	names := make([]string, n)
 	size := 0
 	for i := range names {
 		names[i] = naming.WorkerHostname(job.Name, i)
 		size += len(names[i]) + 4
 	}
 	if size > maxRoleNameBytes {
-		return nil, field.Invalid(job.workersPath(), job.workers(),
+		return nil, field.Invalid(job.workersPath(), n,
 			fmt.Sprintf("too many workers for the KubectlExec launch mode, whose Role names every worker pod (%d bytes of names, at most %d): use the SSH launch mode",
 				size, maxRoleNameBytes))
 	}

@@ -4,16 +4,20 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render"
 	"github.com/trainfn/trainfn/render/gang"
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/render/naming"
+	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/pod"
+	"github.com/trainfn/trainfn/render/workload"
 	"github.com/trainfn/trainfn/render/ynode"
 )
 
@@ -42,10 +46,14 @@ func Render(job *Job) (render.Output, field.ErrorList) {
 	var out render.Output
 	var errs field.ErrorList
 
+	if err := checkElastic(job); err != nil {
+		return render.Output{}, field.ErrorList{err}
+	}
 	hosts := hostList(job)
-	config := map[string]string{
-		mpi.HostfileKey:      mpi.Hostfile(job.Implementation, hosts),
-		mpi.DiscoverHostsKey: mpi.DiscoverHosts(hosts),
+	config := map[string]string{mpi.HostfileKey: mpi.Hostfile(job.Implementation, hosts)}
+	if job.elastic() == nil {
+		// An elastic job's discovery script is the reconciler's to write.
+		config[mpi.DiscoverHostsKey] = mpi.DiscoverHosts(hosts)
 	}
 	if job.workers() > 0 {
 		config[mpi.WaitForWorkersKey] = mpi.WaitForWorkers
@@ -77,16 +85,22 @@ func Render(job *Job) (render.Output, field.ErrorList) {
 	if job.Worker != nil {
 		var workers *yaml.RNode
 		var wt *pod.Template
-		if job.kubectlExec() {
+		switch {
+		case job.kubectlExec():
 			workers, wt, warnings = workerStatefulSet(job)
 			rbac, err := launcherRBAC(job)
 			errs = appendErr(errs, err)
 			out.Objects = append(out.Objects, rbac...)
-		} else {
+		case job.elastic() != nil:
+			var err *field.Error
+			workers, wt, warnings, err = sshWorkerStatefulSet(job)
+			errs = appendErr(errs, err)
+		default:
 			var werrs field.ErrorList
 			workers, wt, warnings, werrs = workerJob(job)
 			errs = append(errs, werrs...)
 		}
+		handOff(job, workers)
 		out.Objects = append(out.Objects, workers)
 		out.Warnings = append(out.Warnings, warnings...)
 		members = append(members, gang.Member{Workload: workers, Template: wt, Pods: job.Worker.Replicas})
@@ -109,16 +123,57 @@ func workerContainer(job *Job) string {
 }
 
 // hostList is every host of the hostfile: the launcher first when it also
-// works, then the workers in index order.
+// works, then the workers in index order. An elastic job's hostfile lists
+// the workers it cannot start without, its minimum, which the launcher
+// waits for; the discovery script has the rest.
 func hostList(job *Job) []mpi.Host {
-	hosts := make([]mpi.Host, 0, job.workers()+1)
+	n := job.workers()
+	if e := job.elastic(); e != nil {
+		n = int(e.Min)
+	}
+	hosts := make([]mpi.Host, 0, n+1)
 	if job.RunLauncherAsWorker {
 		hosts = append(hosts, mpi.Host{Name: naming.Host(job.Name, naming.Launcher(job.Name)), Slots: job.SlotsPerWorker})
 	}
-	for i := range job.workers() {
+	for i := range n {
 		hosts = append(hosts, mpi.Host{Name: naming.Host(job.Name, naming.WorkerHostname(job.Name, i)), Slots: job.SlotsPerWorker})
 	}
 	return hosts
+}
+
+// checkElastic refuses elastic bounds that the job cannot keep to.
+func checkElastic(job *Job) *field.Error {
+	e := job.Options.ElasticWorkers
+	if e == nil {
+		return nil
+	}
+	at := field.NewPath("metadata", "annotations").Key(options.ElasticWorkersAnnotation)
+	if job.Worker == nil {
+		return field.Invalid(at, e.String(), "the job has no workers to scale")
+	}
+	if n := job.Worker.Replicas; n < e.Min || n > e.Max {
+		return field.Invalid(job.workersPath(), n, fmt.Sprintf("must be within the elastic bounds %s of %s", e, options.ElasticWorkersAnnotation))
+	}
+	return nil
+}
+
+// handOff annotates the workers' workload with what the reconciler needs
+// at run time: when the job ends and what then happens to the workers,
+// and, for an elastic job, its bounds and discovery.
+func handOff(job *Job, workers *yaml.RNode) {
+	a := map[string]string{
+		handoff.CleanPodPolicy: job.RunPolicy.CleanPodPolicy,
+		handoff.EndsWith:       handoff.EndsWithJob(naming.Launcher(job.Name)),
+	}
+	if e := job.elastic(); e != nil {
+		a[handoff.ElasticWorkers] = e.String()
+		a[handoff.Workers] = strconv.Itoa(job.workers())
+		a[handoff.SlotsPerWorker] = strconv.Itoa(int(job.SlotsPerWorker))
+		if job.RunLauncherAsWorker {
+			a[handoff.LauncherSlots] = strconv.Itoa(int(job.SlotsPerWorker))
+		}
+	}
+	workload.Annotate(workers, a)
 }
 
 func dataSize(data map[string]string) int {

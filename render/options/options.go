@@ -7,9 +7,12 @@ package options
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/trainfn/trainfn/render/handoff"
 )
 
 // LaunchMode is how mpirun starts processes on the workers.
@@ -37,7 +40,19 @@ const (
 const (
 	LaunchModeAnnotation    = "trainfn.dev/mpi-launch-mode"
 	GangSchedulerAnnotation = "trainfn.dev/gang-scheduler"
+	// ElasticWorkersAnnotation, "MIN:MAX", lets the job's worker count
+	// change at run time within those bounds: a person, a script or a
+	// HorizontalPodAutoscaler scales the workers' StatefulSet, and
+	// trainfn's reconciler keeps it within them.
+	ElasticWorkersAnnotation = handoff.ElasticWorkers
 )
+
+// known are the annotations a job may carry.
+var known = []string{ElasticWorkersAnnotation, GangSchedulerAnnotation, LaunchModeAnnotation}
+
+// MaxWorkers is the most workers a job has: an Indexed Job's limit on
+// indexes, which every kind keeps to whatever runs its workers.
+const MaxWorkers = 100000
 
 // AnnotationPrefix marks trainfn's own annotations, which configure the
 // render and are not passed on to what it renders.
@@ -52,6 +67,31 @@ const noGang = "None"
 type Options struct {
 	MPI  MPI  `json:"mpi"`
 	Gang Gang `json:"gangScheduling"`
+	// ElasticWorkers is nil for a job whose worker count is the rendered
+	// one; it is set by the job's annotation alone.
+	ElasticWorkers *Bounds `json:"-"`
+}
+
+// Bounds are the fewest and the most workers an elastic job runs with.
+type Bounds struct {
+	Min, Max int32
+}
+
+// String is the annotation's form of the bounds, MIN:MAX.
+func (b Bounds) String() string { return fmt.Sprintf("%d:%d", b.Min, b.Max) }
+
+// ParseBounds reads MIN:MAX, 1 <= MIN <= MAX <= MaxWorkers.
+func ParseBounds(s string) (Bounds, error) {
+	lo, hi, ok := strings.Cut(s, ":")
+	min, err1 := strconv.ParseInt(lo, 10, 32)
+	max, err2 := strconv.ParseInt(hi, 10, 32)
+	if !ok || err1 != nil || err2 != nil {
+		return Bounds{}, fmt.Errorf("must be MIN:MAX, two worker counts such as 2:8")
+	}
+	if min < 1 || min > max || max > MaxWorkers {
+		return Bounds{}, fmt.Errorf("must satisfy 1 <= MIN <= MAX <= %d", MaxWorkers)
+	}
+	return Bounds{Min: int32(min), Max: int32(max)}, nil
 }
 
 // MPI are the choices for MPIJobs.
@@ -102,17 +142,24 @@ func (o Options) ForJob(annotations map[string]string) (Options, field.ErrorList
 				[]string{string(Volcano), string(SchedulerPlugins), string(Kueue), noGang}))
 		}
 	}
+	if v, ok := annotations[ElasticWorkersAnnotation]; ok {
+		if b, err := ParseBounds(v); err != nil {
+			errs = append(errs, field.Invalid(at.Key(ElasticWorkersAnnotation), v, err.Error()))
+		} else {
+			o.ElasticWorkers = &b
+		}
+	}
 	// A misspelt annotation would otherwise be ignored without a word.
 	var unknown []string
 	for k := range annotations {
-		if strings.HasPrefix(k, AnnotationPrefix) && k != LaunchModeAnnotation && k != GangSchedulerAnnotation {
+		if strings.HasPrefix(k, AnnotationPrefix) && !slices.Contains(known, k) {
 			unknown = append(unknown, k)
 		}
 	}
 	slices.Sort(unknown)
 	for _, k := range unknown {
 		errs = append(errs, field.Invalid(at.Key(k), k,
-			fmt.Sprintf("not an annotation trainfn knows: it reads %s and %s", LaunchModeAnnotation, GangSchedulerAnnotation)))
+			"not an annotation trainfn knows: it reads "+strings.Join(known, ", ")))
 	}
 	return o, errs
 }

@@ -10,6 +10,7 @@
 package pytorchjob
 
 import (
+	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/workload"
 )
 
@@ -31,6 +32,10 @@ type Job struct {
 	Elastic *ElasticPolicy
 
 	RunPolicy workload.RunPolicy
+
+	// Scaling is nil unless the worker count changes at run time, within
+	// these bounds; the workers then run as a StatefulSet.
+	Scaling *options.Bounds
 }
 
 // ElasticPolicy is spec.elasticPolicy with upstream's defaults applied.
@@ -59,3 +64,7 @@ type RDZVConf struct {
 // training-operator numbers workers after the master, which a static job
 // needs and an Indexed Job cannot express.
 func (j *Job) ranksPerWorker() bool { return j.Master != nil && j.Elastic == nil }
+
+// scaledAtRunTime tells whether the workers run as a StatefulSet whose
+// replicas are left to run time.
+func (j *Job) scaledAtRunTime() bool { return j.Scaling != nil }

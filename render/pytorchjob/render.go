@@ -2,13 +2,16 @@ package pytorchjob
 
 import (
 	"fmt"
+	"strconv"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render"
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/render/naming"
+	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/pod"
 	"github.com/trainfn/trainfn/render/workload"
 	"github.com/trainfn/trainfn/render/ynode"
@@ -61,13 +64,20 @@ func Render(job *Job) (render.Output, field.ErrorList) {
 			t := worker.Copy()
 			t.Set("hostname", ynode.String(naming.WorkerHostname(job.Name, i)))
 			setEnv(t, job.env(p, i+1))
-			out.Objects = append(out.Objects, job.Object("batch/v1", "Job", naming.WorkerHostname(job.Name, i), labels.Role(job.Name, labels.RoleWorker),
+			workers := job.Object("batch/v1", "Job", naming.WorkerHostname(job.Name, i), labels.Role(job.Name, labels.RoleWorker),
 				"spec", jobSpec(job, job.Worker,
 					"completions", 1,
 					"parallelism", 1,
 					"podReplacementPolicy", "Failed",
-					"template", t.Node())))
+					"template", t.Node()))
+			job.handOff(workers)
+			out.Objects = append(out.Objects, workers)
 		}
+	} else if job.scaledAtRunTime() {
+		setEnv(worker, job.env(p, noRank))
+		workers := job.StatefulSet(naming.Workers(job.Name), labels.RoleWorker, nil, worker)
+		job.handOff(workers)
+		out.Objects = append(out.Objects, workers)
 	} else {
 		setEnv(worker, job.env(p, noRank))
 		n := job.Worker.Replicas
@@ -78,10 +88,31 @@ func Render(job *Job) (render.Output, field.ErrorList) {
 			// index scaled away, or never started, does not hold the Job.
 			fields = append(fields, "successPolicy", ynode.Map("rules", ynode.Seq(ynode.Map("succeededCount", 1))))
 		}
-		out.Objects = append(out.Objects, job.Object("batch/v1", "Job", naming.Workers(job.Name), labels.Role(job.Name, labels.RoleWorker),
-			"spec", jobSpec(job, job.Worker, append(fields, "template", worker.Node())...)))
+		workers := job.Object("batch/v1", "Job", naming.Workers(job.Name), labels.Role(job.Name, labels.RoleWorker),
+			"spec", jobSpec(job, job.Worker, append(fields, "template", worker.Node())...))
+		job.handOff(workers)
+		out.Objects = append(out.Objects, workers)
 	}
 	return out, nil
+}
+
+// handOff annotates a workers' workload with what the reconciler needs at
+// run time: what ends the job (the master, else, for workers scaled at run
+// time, the first agent to succeed, since agents leave together), what
+// then happens to the workers, and the bounds of an elastic count.
+func (j *Job) handOff(workers *yaml.RNode) {
+	a := map[string]string{handoff.CleanPodPolicy: j.RunPolicy.CleanPodPolicy}
+	switch {
+	case j.Master != nil:
+		a[handoff.EndsWith] = handoff.EndsWithJob(naming.Master(j.Name))
+	case j.scaledAtRunTime():
+		a[handoff.EndsWith] = handoff.EndsWithContainer(pytorchContainer)
+	}
+	if j.scaledAtRunTime() {
+		a[handoff.ElasticWorkers] = j.Scaling.String()
+		a[handoff.Workers] = strconv.Itoa(int(j.Worker.Replicas))
+	}
+	workload.Annotate(workers, a)
 }
 
 // check reports what the schema guarantees and rendering relies on.
@@ -90,6 +121,17 @@ func (j *Job) check() field.ErrorList {
 	specs := field.NewPath("spec", "pytorchReplicaSpecs")
 	if j.Elastic != nil && j.Worker == nil {
 		errs = append(errs, field.Required(specs.Child("Worker"), "needed with elasticPolicy"))
+	}
+	if s := j.Scaling; s != nil {
+		at := field.NewPath("metadata", "annotations").Key(options.ElasticWorkersAnnotation)
+		switch e := j.Elastic; {
+		case e == nil:
+			errs = append(errs, field.Invalid(at, s.String(), "needs spec.elasticPolicy: only torchrun's rendezvous lets workers join and leave a running job"))
+		case s.Min < e.MinReplicas || s.Max > e.MaxReplicas:
+			errs = append(errs, field.Invalid(at, s.String(), fmt.Sprintf("must lie within elasticPolicy's [%d, %d], the bounds torchrun admits", e.MinReplicas, e.MaxReplicas)))
+		case j.Worker.Replicas < s.Min || j.Worker.Replicas > s.Max:
+			errs = append(errs, field.Invalid(specs.Child("Worker", "replicas"), j.Worker.Replicas, "must be within the elastic bounds "+s.String()+" of "+options.ElasticWorkersAnnotation))
+		}
 	}
 	for _, r := range []*workload.Replica{j.Master, j.Worker} {
 		if r != nil && pod.NewTemplate(r.Template, r.Path).Container(pytorchContainer) == nil {
@@ -111,7 +153,11 @@ func (j *Job) services() []*yaml.RNode {
 	}
 	if j.Elastic != nil && j.Elastic.RDZVHost == nil {
 		selector := labels.Role(j.Name, labels.RoleWorker)
-		selector[labels.CompletionIndex] = "0"
+		if j.scaledAtRunTime() {
+			selector[labels.StatefulSetPodName] = naming.WorkerHostname(j.Name, 0)
+		} else {
+			selector[labels.CompletionIndex] = "0"
+		}
 		services = append(services, j.HeadlessService(naming.WorkerHostname(j.Name, 0), selector))
 	}
 	return services
@@ -133,7 +179,10 @@ func indexed(n int32) []any {
 // and the pytorch container's port.
 func template(job *Job, r *workload.Replica, role string) (*pod.Template, []render.Warning) {
 	restart := r.RestartPolicy
-	if restart == "ExitCode" {
+	if role == labels.RoleWorker && job.scaledAtRunTime() {
+		// A StatefulSet restarts its pods, whatever the replica says.
+		restart = "Always"
+	} else if restart == "ExitCode" {
 		// The Job's pod failure policy tells exit codes apart; it needs
 		// pods that are never restarted in place.
 		restart = "Never"

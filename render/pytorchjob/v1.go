@@ -31,11 +31,12 @@ type v1Spec struct {
 const trainingOperator = "kubeflow.org/training-operator"
 
 // RenderV1 renders a validated kubeflow.org/v1 PyTorchJob.
-func RenderV1(v *schemas.Validated, _ options.Options) (render.Output, field.ErrorList) {
+func RenderV1(v *schemas.Validated, opts options.Options) (render.Output, field.ErrorList) {
 	job, warnings, err := fromV1(v)
 	if err != nil {
 		return render.Output{}, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
 	}
+	job.Scaling = opts.ElasticWorkers
 	out, errs := Render(job)
 	out.Warnings = append(warnings, out.Warnings...)
 	return out, errs

@@ -7,6 +7,7 @@ package workload
 import (
 	"fmt"
 	"maps"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -80,4 +81,36 @@ func Overridden(t *pod.Template, name, value, why string) []render.Warning {
 		return nil
 	}
 	return []render.Warning{{Field: t.Path(name), Message: fmt.Sprintf("replaced by %s: %s", value, why)}}
+}
+
+// StatefulSet runs the pods of one role of the job under the job's
+// Service, which names pod i's host <name>-i, all started at once. Nil
+// replicas leave the count to run time: to whoever scales the StatefulSet,
+// so that re-applying the rendered output never resets it.
+func (o Owner) StatefulSet(name, role string, replicas *int32, t *pod.Template) *yaml.RNode {
+	selector := labels.Role(o.Name, role)
+	return o.Object("apps/v1", "StatefulSet", name, selector,
+		"spec", ynode.Map(
+			"replicas", replicas,
+			"podManagementPolicy", "Parallel",
+			"serviceName", naming.Service(o.Name),
+			"selector", ynode.Map("matchLabels", ynode.StringMap(selector)),
+			"template", t.Node()))
+}
+
+// Annotate adds annotations to a rendered object, in key order.
+func Annotate(obj *yaml.RNode, annotations map[string]string) {
+	meta := obj.Field("metadata").Value
+	existing := meta.Field("annotations")
+	if existing == nil || existing.Value.IsNil() {
+		meta.Pipe(yaml.SetField("annotations", yaml.NewRNode(ynode.Map())))
+		existing = meta.Field("annotations")
+	}
+	node := existing.Value.YNode()
+	for _, k := range slices.Sorted(maps.Keys(annotations)) {
+		// Quoted: a YAML 1.1 reader would take 1:3 for a number.
+		v := ynode.String(annotations[k])
+		v.Style = yaml.DoubleQuotedStyle
+		node.Content = append(node.Content, ynode.String(k), v)
+	}
 }

@@ -1,0 +1,68 @@
+// Package handoff is what rendered objects tell trainfn's reconciler: no job
+// object exists in the cluster, so the run-time facts the reconciler keeps
+// (elastic bounds, discovery, clean-up) are read from annotations on the
+// objects a job renders into. The render writes the first group; the
+// reconciler writes the second, on fields the render leaves out, so the two
+// never own the same field (DESIGN invariant 6).
+package handoff
+
+import (
+	"strings"
+)
+
+// Written by the render, on the workers' workload (Job or StatefulSet).
+const (
+	// ElasticWorkers, "MIN:MAX" on an elastic job's worker StatefulSet:
+	// the bounds the reconciler keeps its replicas within.
+	ElasticWorkers = "trainfn.dev/elastic-workers"
+	// Workers is how many workers an elastic job starts with; the
+	// StatefulSet leaves spec.replicas to run time, and the reconciler sets
+	// it to this once.
+	Workers = "trainfn.dev/workers"
+	// SlotsPerWorker, on an elastic MPIJob's StatefulSet, asks for the
+	// discovery script: each ready worker is one "host:slots" line.
+	SlotsPerWorker = "trainfn.dev/slots-per-worker"
+	// LauncherSlots is set when the launcher also works: it heads the
+	// discovered hosts with these slots.
+	LauncherSlots = "trainfn.dev/launcher-slots"
+	// CleanPodPolicy is runPolicy.cleanPodPolicy: None, Running or All.
+	CleanPodPolicy = "trainfn.dev/clean-pod-policy"
+	// EndsWith names what ends the job: "job/<name>", a Job (the launcher
+	// or the master) whose completion or failure ends it, or
+	// "container/<name>", the workers' container whose successful exit
+	// ends it (an elastic PyTorchJob's agents leave together).
+	EndsWith = "trainfn.dev/ends-with"
+)
+
+// Written by the reconciler.
+const (
+	// ScaledFrom, on an elastic StatefulSet, records that the reconciler
+	// set its first replicas (to the value given), so that it never does
+	// again: later counts are the scaler's.
+	ScaledFrom = "trainfn.dev/scaled-from"
+	// Ended, on the workers' workload, records that the job ended and how
+	// (Succeeded or Failed); the reconciler then holds the workers stopped.
+	Ended = "trainfn.dev/ended"
+	// DiscoveredHosts, on the launcher's pod, is a digest of the discovery
+	// script last written: changing it makes the kubelet refresh the pod's
+	// ConfigMap volume at once rather than at its next periodic sync.
+	DiscoveredHosts = "trainfn.dev/discovered-hosts"
+	// GeneratedSSH labels the SSH Secrets the reconciler created.
+	GeneratedSSH = "trainfn.dev/generated"
+)
+
+// EndsWithJob is the EndsWith value for a Job.
+func EndsWithJob(name string) string { return "job/" + name }
+
+// EndsWithContainer is the EndsWith value for a container of the workers.
+func EndsWithContainer(name string) string { return "container/" + name }
+
+// ParseEndsWith splits an EndsWith value into its kind ("job" or
+// "container") and name; ok is false for anything else.
+func ParseEndsWith(v string) (kind, name string, ok bool) {
+	kind, name, ok = strings.Cut(v, "/")
+	if !ok || name == "" || (kind != "job" && kind != "container") {
+		return "", "", false
+	}
+	return kind, name, true
+}
