@@ -1,0 +1,127 @@
+// Package discovery computes an elastic MPIJob's host discovery script
+// (Horovod's --host-discovery-script, seed 000) from the job's live pods:
+// one "host:slots" line per pod that can take work now, the launcher first
+// when it also works, then the workers in index order.
+package discovery
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/trainfn/trainfn/render/mpi"
+)
+
+// Job is what discovery needs to know of a job.
+type Job struct {
+	// Workers are the pods of the workers' StatefulSet, in any order.
+	Workers []corev1.Pod
+	// Replicas is the StatefulSet's desired count: a worker at or above it
+	// is being scaled away and gets no more work.
+	Replicas int32
+	// SlotsPerWorker is each worker's line's slots.
+	SlotsPerWorker int32
+	// Launcher is the launcher's pod, and LauncherSlots its slots when it
+	// also works (zero otherwise).
+	Launcher      *corev1.Pod
+	LauncherSlots int32
+}
+
+// Host is one discovered host and its pod.
+type Host struct {
+	mpi.Host
+	Pod *corev1.Pod
+}
+
+// Hosts are the job's hosts that can take work now, in the script's order.
+func Hosts(j Job) []Host {
+	var hosts []Host
+	if j.Launcher != nil && j.LauncherSlots > 0 && Works(j.Launcher) {
+		hosts = append(hosts, Host{Host: mpi.Host{Name: HostName(j.Launcher), Slots: j.LauncherSlots}, Pod: j.Launcher})
+	}
+	type indexed struct {
+		index int
+		pod   *corev1.Pod
+	}
+	var workers []indexed
+	for i := range j.Workers {
+		p := &j.Workers[i]
+		index, ok := Index(p)
+		if !ok || index >= int(j.Replicas) || !Works(p) {
+			continue
+		}
+		workers = append(workers, indexed{index, p})
+	}
+	slices.SortFunc(workers, func(a, b indexed) int { return a.index - b.index })
+	for _, w := range workers {
+		hosts = append(hosts, Host{Host: mpi.Host{Name: HostName(w.pod), Slots: j.SlotsPerWorker}, Pod: w.pod})
+	}
+	return hosts
+}
+
+// Script is the discovery script for the hosts, in the rendered script's
+// format.
+func Script(hosts []Host) string {
+	plain := make([]mpi.Host, len(hosts))
+	for i, h := range hosts {
+		plain[i] = h.Host
+	}
+	return mpi.DiscoverHosts(plain)
+}
+
+// Works tells whether a pod can take work now: it runs, every container is
+// ready (a worker's readiness probe says when sshd accepts connections),
+// and it is not being deleted.
+func Works(p *corev1.Pod) bool {
+	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// ReadySince is when the pod last became ready, to the second the API
+// keeps; zero when unknown.
+func ReadySince(p *corev1.Pod) time.Time {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+			return c.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
+}
+
+// HostName is the name other pods of the job reach a pod by: its hostname
+// under the job's Service, as the rendered hostfile writes it.
+func HostName(p *corev1.Pod) string {
+	host := p.Spec.Hostname
+	if host == "" {
+		host = p.Name
+	}
+	if p.Spec.Subdomain != "" {
+		host += "." + p.Spec.Subdomain
+	}
+	return host
+}
+
+// Index is a StatefulSet pod's ordinal: the label the StatefulSet
+// controller sets, else the suffix of the pod's name.
+func Index(p *corev1.Pod) (int, bool) {
+	s, ok := p.Labels["apps.kubernetes.io/pod-index"]
+	if !ok {
+		i := strings.LastIndexByte(p.Name, '-')
+		if i < 0 {
+			return 0, false
+		}
+		s = p.Name[i+1:]
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil && n >= 0
+}

@@ -1,0 +1,184 @@
+package reconciler
+
+import (
+	"fmt"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/render/options"
+)
+
+// job is one rendered job as it lives in the cluster: every object and pod
+// that carries its name label.
+type job struct {
+	namespace, name string
+	jobs            []batchv1.Job
+	statefulSets    []appsv1.StatefulSet
+	pods            []corev1.Pod
+	config          *corev1.ConfigMap
+}
+
+// workers are the job's workers' workloads: one StatefulSet or Job, or one
+// Job per worker.
+func (j *job) workers() []client.Object {
+	var out []client.Object
+	for i := range j.statefulSets {
+		if j.statefulSets[i].Labels[labels.JobRole] == labels.RoleWorker {
+			out = append(out, &j.statefulSets[i])
+		}
+	}
+	for i := range j.jobs {
+		if j.jobs[i].Labels[labels.JobRole] == labels.RoleWorker {
+			out = append(out, &j.jobs[i])
+		}
+	}
+	return out
+}
+
+// elastic is the job's worker StatefulSet when its count is a run-time fact.
+func (j *job) elastic() *appsv1.StatefulSet {
+	for i := range j.statefulSets {
+		s := &j.statefulSets[i]
+		if _, ok := s.Annotations[handoff.ElasticWorkers]; ok && s.Labels[labels.JobRole] == labels.RoleWorker {
+			return s
+		}
+	}
+	return nil
+}
+
+func (j *job) podsOf(role string) []corev1.Pod {
+	var out []corev1.Pod
+	for _, p := range j.pods {
+		if p.Labels[labels.JobRole] == role {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// launcher is the launcher's running pod, if any: the newest not finished.
+func (j *job) launcher() *corev1.Pod {
+	var found *corev1.Pod
+	for i := range j.pods {
+		p := &j.pods[i]
+		if p.Labels[labels.JobRole] != labels.RoleLauncher || finished(p) || p.DeletionTimestamp != nil {
+			continue
+		}
+		if found == nil || p.CreationTimestamp.After(found.CreationTimestamp.Time) {
+			found = p
+		}
+	}
+	return found
+}
+
+func (j *job) findJob(name string) *batchv1.Job {
+	for i := range j.jobs {
+		if j.jobs[i].Name == name {
+			return &j.jobs[i]
+		}
+	}
+	return nil
+}
+
+func finished(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
+
+// outcome is how a job ended: "" while it runs.
+type outcome string
+
+const (
+	running   outcome = ""
+	succeeded outcome = "Succeeded"
+	failed    outcome = "Failed"
+)
+
+// ended tells whether and how the job a workers' workload belongs to ended,
+// by what its EndsWith annotation names.
+func (j *job) ended(workers client.Object) outcome {
+	if o := outcome(workers.GetAnnotations()[handoff.Ended]); o != running {
+		return o
+	}
+	kind, name, ok := handoff.ParseEndsWith(workers.GetAnnotations()[handoff.EndsWith])
+	if !ok {
+		return running
+	}
+	switch kind {
+	case "job":
+		if leader := j.findJob(name); leader != nil {
+			return jobOutcome(leader)
+		}
+	case "container":
+		for _, p := range j.podsOf(labels.RoleWorker) {
+			if exitedCleanly(&p, name) {
+				return succeeded
+			}
+		}
+	}
+	return running
+}
+
+// jobOutcome reads a Job's terminal conditions, including those the Job
+// controller sets before its last pods are gone.
+func jobOutcome(job *batchv1.Job) outcome {
+	for _, c := range job.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete, batchv1.JobSuccessCriteriaMet:
+			return succeeded
+		case batchv1.JobFailed, batchv1.JobFailureTarget:
+			return failed
+		}
+	}
+	return running
+}
+
+// exitedCleanly tells whether the pod's container has exited with status 0,
+// now or before its last restart.
+func exitedCleanly(p *corev1.Pod, container string) bool {
+	for _, s := range p.Status.ContainerStatuses {
+		if s.Name != container {
+			continue
+		}
+		for _, t := range []*corev1.ContainerStateTerminated{s.State.Terminated, s.LastTerminationState.Terminated} {
+			if t != nil && t.ExitCode == 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// bounds reads an elastic StatefulSet's bounds and first count.
+func bounds(s *appsv1.StatefulSet) (options.Bounds, int32, error) {
+	b, err := options.ParseBounds(s.Annotations[handoff.ElasticWorkers])
+	if err != nil {
+		return b, 0, fmt.Errorf("annotation %s: %w", handoff.ElasticWorkers, err)
+	}
+	first, err := strconv.ParseInt(s.Annotations[handoff.Workers], 10, 32)
+	if err != nil || int32(first) < b.Min || int32(first) > b.Max {
+		return b, 0, fmt.Errorf("annotation %s: %q is not a count within %s", handoff.Workers, s.Annotations[handoff.Workers], b)
+	}
+	return b, int32(first), nil
+}
+
+// slots reads a positive count from an annotation; zero when absent.
+func slots(obj client.Object, key string) (int32, error) {
+	v, ok := obj.GetAnnotations()[key]
+	if !ok {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("annotation %s: %q is not a positive count", key, v)
+	}
+	return int32(n), nil
+}

@@ -1,0 +1,279 @@
+// Package reconciler is trainfn's in-cluster half: it keeps the run-time
+// facts of rendered jobs, and nothing else (DESIGN invariant 6). It reads
+// what a job needs from the annotations the render put on its objects
+// (package handoff) and writes only fields the render leaves out:
+//
+//   - an elastic MPIJob's discovery script, the one ConfigMap key the render
+//     omits, kept equal to the workers that can take work now;
+//   - an elastic job's worker replicas: set once to the rendered count, then
+//     kept within the job's bounds, whoever scales them;
+//   - clean-up when a job ends (runPolicy.cleanPodPolicy), by suspending the
+//     workers' Job or scaling their StatefulSet to zero;
+//   - the job's SSH Secret, when the user supplied none.
+package reconciler
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/trainfn/trainfn/reconciler/discovery"
+	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/render/mpi"
+	"github.com/trainfn/trainfn/render/naming"
+)
+
+// FieldManager is the name the reconciler's writes are recorded under, so
+// that managedFields tell them from GitOps' applies.
+const FieldManager = "trainfn-reconciler"
+
+// Reconciler keeps the run-time facts of one job per request; the request's
+// name is the job's name.
+type Reconciler struct {
+	// Client reads from the label-filtered cache and writes to the API.
+	Client client.Client
+	// Secrets reads Secrets straight from the API: the cache never holds
+	// them, so the reconciler neither lists nor watches any.
+	Secrets  client.Reader
+	Recorder recorder.EventRecorder
+	Metrics  *Metrics
+	// Now is the clock discovery latency is measured with.
+	Now func() time.Time
+
+	// secretsSeen remembers the SSH Secrets found for a set of owners,
+	// so that a Secret is looked up once per job, not once per event.
+	secretsSeen sync.Map
+}
+
+// Reconcile brings one job's run-time facts up to date.
+func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	r.Metrics.Reconciles.Inc()
+	j, err := r.load(ctx, req)
+	if err != nil {
+		return reconcile.Result{}, err
+	}
+	var errs []error
+	errs = append(errs, r.ensureSSHSecret(ctx, j))
+	ended := false
+	for _, w := range j.workers() {
+		done, err := r.cleanUp(ctx, j, w)
+		errs = append(errs, err)
+		ended = ended || done
+	}
+	if s := j.elastic(); s != nil && !ended {
+		errs = append(errs, r.scale(ctx, s))
+		errs = append(errs, r.discover(ctx, j, s))
+	}
+	return reconcile.Result{}, errors.Join(errs...)
+}
+
+// load reads a job's objects from the cache.
+func (r *Reconciler) load(ctx context.Context, req reconcile.Request) (*job, error) {
+	j := &job{namespace: req.Namespace, name: req.Name}
+	in := []client.ListOption{client.InNamespace(req.Namespace), client.MatchingLabels(labels.Job(req.Name))}
+	var jobs batchv1.JobList
+	var sets appsv1.StatefulSetList
+	var pods corev1.PodList
+	for _, list := range []client.ObjectList{&jobs, &sets, &pods} {
+		if err := r.Client.List(ctx, list, in...); err != nil {
+			return nil, err
+		}
+	}
+	j.jobs, j.statefulSets, j.pods = jobs.Items, sets.Items, pods.Items
+	var cm corev1.ConfigMap
+	switch err := r.Client.Get(ctx, types.NamespacedName{Namespace: req.Namespace, Name: naming.ConfigMap(req.Name)}, &cm); {
+	case err == nil:
+		j.config = &cm
+	case !apierrors.IsNotFound(err):
+		return nil, err
+	}
+	return j, nil
+}
+
+// scale sets an elastic StatefulSet's first replicas, once, and keeps later
+// counts within the job's bounds. Scaling down is the StatefulSet
+// controller's: it removes the highest indexes first, never one below the
+// new count.
+func (r *Reconciler) scale(ctx context.Context, s *appsv1.StatefulSet) error {
+	b, first, err := bounds(s)
+	if err != nil {
+		r.Recorder.Eventf(s, nil, corev1.EventTypeWarning, "InvalidAnnotation", "Scale", "%v", err)
+		return nil
+	}
+	var want int32
+	var why string
+	current := int32(1)
+	if s.Spec.Replicas != nil {
+		current = *s.Spec.Replicas
+	}
+	switch _, started := s.Annotations[handoff.ScaledFrom]; {
+	case !started:
+		want, why = first, "Started"
+	case current < b.Min:
+		want, why = b.Min, "BelowMinimum"
+	case current > b.Max:
+		want, why = b.Max, "AboveMaximum"
+	default:
+		return nil
+	}
+	patch := map[string]any{"spec": map[string]any{"replicas": want}}
+	if why == "Started" {
+		patch["metadata"] = map[string]any{"annotations": map[string]string{handoff.ScaledFrom: fmt.Sprint(want)}}
+	}
+	if err := r.mergePatch(ctx, s, patch); err != nil {
+		return err
+	}
+	r.Metrics.Scales.WithLabelValues(why).Inc()
+	r.Recorder.Eventf(s, nil, corev1.EventTypeNormal, "Scaled", "Scale", "%s: %d workers, within %s", why, want, b)
+	log.FromContext(ctx).Info("scaled workers", "statefulSet", s.Name, "reason", why, "from", current, "to", want)
+	return nil
+}
+
+// discover writes the job's discovery script when the workers that can take
+// work changed, then nudges the launcher's pod so the kubelet refreshes its
+// copy at once.
+func (r *Reconciler) discover(ctx context.Context, j *job, s *appsv1.StatefulSet) error {
+	perWorker, err := slots(s, handoff.SlotsPerWorker)
+	if err != nil || perWorker == 0 || j.config == nil {
+		// Not an MPIJob (PyTorch needs no discovery), or its ConfigMap is
+		// not applied yet: its creation brings the job back.
+		return nil
+	}
+	launcherSlots, _ := slots(s, handoff.LauncherSlots)
+	replicas := int32(1)
+	if s.Spec.Replicas != nil {
+		replicas = *s.Spec.Replicas
+	}
+	launcher := j.launcher()
+	hosts := discovery.Hosts(discovery.Job{
+		Workers: j.podsOf(labels.RoleWorker), Replicas: replicas, SlotsPerWorker: perWorker,
+		Launcher: launcher, LauncherSlots: launcherSlots,
+	})
+	script := discovery.Script(hosts)
+	if current, ok := j.config.Data[mpi.DiscoverHostsKey]; !ok || current != script {
+		patch := map[string]any{"data": map[string]string{mpi.DiscoverHostsKey: script}}
+		if err := r.mergePatch(ctx, j.config, patch); err != nil {
+			return err
+		}
+		r.Metrics.DiscoveryWrites.Inc()
+		now := r.Now()
+		for _, h := range hosts {
+			if since := discovery.ReadySince(h.Pod); !since.IsZero() && !slices.Contains(splitLines(current), h.Name) {
+				r.Metrics.DiscoveryLatency.Observe(now.Sub(since).Seconds())
+			}
+		}
+		log.FromContext(ctx).Info("wrote discovered hosts", "configMap", j.config.Name, "hosts", len(hosts))
+	}
+	if launcher == nil {
+		return nil
+	}
+	digest := sha256.Sum256([]byte(script))
+	mark := hex.EncodeToString(digest[:8])
+	if launcher.Annotations[handoff.DiscoveredHosts] == mark {
+		return nil
+	}
+	// Any change to the pod makes the kubelet sync it, and a sync
+	// refreshes its ConfigMap volumes; otherwise the file changes only at
+	// the kubelet's next periodic sync, up to a minute or more later.
+	err = r.mergePatch(ctx, launcher, map[string]any{"metadata": map[string]any{"annotations": map[string]string{handoff.DiscoveredHosts: mark}}})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// splitLines are the hosts a discovery script names.
+func splitLines(script string) []string {
+	var hosts []string
+	for _, h := range discoveryLine.FindAllStringSubmatch(script, -1) {
+		hosts = append(hosts, h[1])
+	}
+	return hosts
+}
+
+// cleanUp stops a job's workers once it has ended, as its cleanPodPolicy
+// says, and reports whether it ended.
+func (r *Reconciler) cleanUp(ctx context.Context, j *job, workers client.Object) (bool, error) {
+	how := j.ended(workers)
+	if how == running {
+		return false, nil
+	}
+	policy := workers.GetAnnotations()[handoff.CleanPodPolicy]
+	_, byContainer, _ := handoff.ParseEndsWith(workers.GetAnnotations()[handoff.EndsWith])
+	mark := map[string]any{"annotations": map[string]string{handoff.Ended: string(how)}}
+	switch w := workers.(type) {
+	case *appsv1.StatefulSet:
+		// A StatefulSet would restart agents that exited, so a job that
+		// ends by its workers' exit stops them whatever the policy.
+		stop := policy == "Running" || policy == "All" || byContainer == "container"
+		if stop && (w.Spec.Replicas == nil || *w.Spec.Replicas != 0) {
+			if err := r.mergePatch(ctx, w, map[string]any{"metadata": mark, "spec": map[string]any{"replicas": 0}}); err != nil {
+				return true, err
+			}
+			r.cleanedUp(ctx, w, how, policy)
+		} else if w.Annotations[handoff.Ended] == "" {
+			return true, r.mergePatch(ctx, w, map[string]any{"metadata": mark})
+		}
+	case *batchv1.Job:
+		if policy != "Running" && policy != "All" {
+			return true, nil
+		}
+		if w.Spec.Suspend == nil || !*w.Spec.Suspend {
+			// Suspending deletes the Job's running pods and keeps it from
+			// making more; the Job itself stays, as GitOps applied it.
+			if err := r.mergePatch(ctx, w, map[string]any{"metadata": mark, "spec": map[string]any{"suspend": true}}); err != nil {
+				return true, err
+			}
+			r.cleanedUp(ctx, w, how, policy)
+		}
+		if policy == "All" {
+			return true, r.deleteFinishedWorkers(ctx, j, w)
+		}
+	}
+	return true, nil
+}
+
+func (r *Reconciler) cleanedUp(ctx context.Context, workers client.Object, how outcome, policy string) {
+	r.Metrics.CleanUps.WithLabelValues(policy).Inc()
+	r.Recorder.Eventf(workers, nil, corev1.EventTypeNormal, "CleanedUp", "Stop",
+		"the job %s: its workers are stopped (cleanPodPolicy %s)", map[outcome]string{succeeded: "succeeded", failed: "failed"}[how], policy)
+	log.FromContext(ctx).Info("stopped the workers of an ended job", "workers", workers.GetName(), "outcome", how, "cleanPodPolicy", policy)
+}
+
+// deleteFinishedWorkers removes the worker pods a suspended Job leaves:
+// those that had already finished.
+func (r *Reconciler) deleteFinishedWorkers(ctx context.Context, j *job, w *batchv1.Job) error {
+	var errs []error
+	for _, p := range j.podsOf(labels.RoleWorker) {
+		if !finished(&p) || p.DeletionTimestamp != nil || !metav1.IsControlledBy(&p, w) {
+			continue
+		}
+		if err := r.Client.Delete(ctx, &p, client.Preconditions{UID: &p.UID}); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// mergePatch writes only the given fields, under the reconciler's name.
+func (r *Reconciler) mergePatch(ctx context.Context, obj client.Object, patch map[string]any) error {
+	r.Metrics.Writes.WithLabelValues(kindOf(obj)).Inc()
+	return r.Client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, mustJSON(patch)), client.FieldOwner(FieldManager))
+}
