@@ -33,8 +33,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		DiscoveryWrites: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "trainfn_discovery_writes_total", Help: "Discovery scripts written."}),
 		DiscoveryLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "trainfn_discovery_latency_seconds",
-			Help: "From a worker pod becoming ready (to the second the API keeps) to the discovery script that lists it being written.",
+			Name:    "trainfn_discovery_latency_seconds",
+			Help:    "From a worker pod becoming ready (to the second the API keeps) to the discovery script that lists it being written.",
 			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60},
 		}),
 		Scales: prometheus.NewCounterVec(prometheus.CounterOpts{

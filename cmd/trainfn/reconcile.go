@@ -92,4 +92,3 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 	}
 	return c, nil
 }
-
