@@ -10,6 +10,8 @@
 package pytorchjob
 
 import (
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/workload"
 )
@@ -52,6 +54,9 @@ type ElasticPolicy struct {
 	Standalone   bool       `json:"standalone"`
 	NProcPerNode *int32     `json:"nProcPerNode"`
 	MaxRestarts  *int32     `json:"maxRestarts"`
+	// Metrics are the autoscaler's, as autoscaling/v2 writes them; nil
+	// when the spec has none.
+	Metrics *yaml.Node `json:"-"`
 }
 
 // RDZVConf is one extra rendezvous setting.

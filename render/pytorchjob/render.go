@@ -78,6 +78,9 @@ func Render(job *Job) (render.Output, field.ErrorList) {
 		workers := job.StatefulSet(naming.Workers(job.Name), labels.RoleWorker, nil, worker)
 		job.handOff(workers)
 		out.Objects = append(out.Objects, workers)
+		if hpa := job.autoscaler(); hpa != nil {
+			out.Objects = append(out.Objects, hpa)
+		}
 	} else {
 		setEnv(worker, job.env(p, noRank))
 		n := job.Worker.Replicas
@@ -113,6 +116,21 @@ func (j *Job) handOff(workers *yaml.RNode) {
 		a[handoff.Workers] = strconv.Itoa(int(j.Worker.Replicas))
 	}
 	workload.Annotate(workers, a)
+}
+
+// autoscaler is what training-operator made of elasticPolicy.metrics: a
+// HorizontalPodAutoscaler, here of the workers' StatefulSet, through its
+// scale subresource, within the job's elastic bounds.
+func (j *Job) autoscaler() *yaml.RNode {
+	if j.Elastic.Metrics == nil {
+		return nil
+	}
+	return j.Object("autoscaling/v2", "HorizontalPodAutoscaler", naming.Workers(j.Name), labels.Role(j.Name, labels.RoleWorker),
+		"spec", ynode.Map(
+			"scaleTargetRef", ynode.Map("apiVersion", "apps/v1", "kind", "StatefulSet", "name", naming.Workers(j.Name)),
+			"minReplicas", j.Scaling.Min,
+			"maxReplicas", j.Scaling.Max,
+			"metrics", yaml.CopyYNode(j.Elastic.Metrics)))
 }
 
 // check reports what the schema guarantees and rendering relies on.
@@ -282,6 +300,13 @@ func dropHostname(t *pod.Template, why string) []render.Warning {
 func jobWarnings(job *Job) []render.Warning {
 	var warnings []render.Warning
 	if e := job.Elastic; e != nil {
+		if e.Metrics != nil && job.Scaling == nil {
+			warnings = append(warnings, render.Warning{
+				Field: field.NewPath("spec", "elasticPolicy", "metrics"),
+				Message: "no autoscaler is rendered: the worker count is fixed unless the job sets the annotation " +
+					options.ElasticWorkersAnnotation + " (MIN:MAX), which runs the workers as a StatefulSet an autoscaler can scale",
+			})
+		}
 		if n := job.Worker.Replicas; n < e.MinReplicas || n > e.MaxReplicas {
 			warnings = append(warnings, render.Warning{
 				Field: field.NewPath("spec", "pytorchReplicaSpecs", "Worker", "replicas"),

@@ -68,6 +68,9 @@ func fromV1(v *schemas.Validated) (*Job, []render.Warning, error) {
 		// The schema requires a Worker with an elastic policy.
 		elastic := e.ElasticPolicy
 		elastic.MinReplicas, elastic.MaxReplicas = bounds(e.MinReplicas, e.MaxReplicas, job.Worker.Replicas)
+		if m, _ := v.Doc.Pipe(yaml.Lookup("spec", "elasticPolicy", "metrics")); m != nil && len(m.YNode().Content) > 0 {
+			elastic.Metrics = m.YNode()
+		}
 		job.Elastic = &elastic
 	}
 

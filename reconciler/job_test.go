@@ -1,0 +1,94 @@
+package reconciler
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/render/labels"
+)
+
+func workersEndingWith(endsWith string, extra ...string) *appsv1.StatefulSet {
+	a := map[string]string{handoff.EndsWith: endsWith}
+	for i := 0; i+1 < len(extra); i += 2 {
+		a[extra[i]] = extra[i+1]
+	}
+	return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "j-worker", Annotations: a,
+		Labels: labels.Role("j", labels.RoleWorker)}}
+}
+
+func jobWith(name string, conditions ...batchv1.JobConditionType) batchv1.Job {
+	j := batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	for _, c := range conditions {
+		j.Status.Conditions = append(j.Status.Conditions, batchv1.JobCondition{Type: c, Status: corev1.ConditionTrue})
+	}
+	return j
+}
+
+func TestEnded(t *testing.T) {
+	exited := func(code int32, last bool) corev1.Pod {
+		s := corev1.ContainerStatus{Name: "pytorch"}
+		term := &corev1.ContainerStateTerminated{ExitCode: code}
+		if last {
+			s.LastTerminationState.Terminated = term
+			s.State.Running = &corev1.ContainerStateRunning{}
+		} else {
+			s.State.Terminated = term
+		}
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: labels.Role("j", labels.RoleWorker)},
+			Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{s}}}
+	}
+	for name, tc := range map[string]struct {
+		job     job
+		workers *appsv1.StatefulSet
+		want    outcome
+	}{
+		"launcher running": {
+			job:     job{jobs: []batchv1.Job{jobWith("j-launcher")}},
+			workers: workersEndingWith("job/j-launcher"), want: running},
+		"launcher complete": {
+			job:     job{jobs: []batchv1.Job{jobWith("j-launcher", batchv1.JobSuccessCriteriaMet, batchv1.JobComplete)}},
+			workers: workersEndingWith("job/j-launcher"), want: succeeded},
+		"launcher failing, its pods not yet gone": {
+			job:     job{jobs: []batchv1.Job{jobWith("j-launcher", batchv1.JobFailureTarget)}},
+			workers: workersEndingWith("job/j-launcher"), want: failed},
+		"another job's completion does not count": {
+			job:     job{jobs: []batchv1.Job{jobWith("other-launcher", batchv1.JobComplete)}},
+			workers: workersEndingWith("job/j-launcher"), want: running},
+		"an agent exited cleanly before its restart": {
+			job:     job{pods: []corev1.Pod{exited(0, true)}},
+			workers: workersEndingWith("container/pytorch"), want: succeeded},
+		"an agent failed": {
+			job:     job{pods: []corev1.Pod{exited(1, false)}},
+			workers: workersEndingWith("container/pytorch"), want: running},
+		"recorded before": {
+			job:     job{},
+			workers: workersEndingWith("job/j-launcher", handoff.Ended, "Failed"), want: failed},
+		"nothing names the end": {
+			job:     job{jobs: []batchv1.Job{jobWith("j-launcher", batchv1.JobComplete)}},
+			workers: workersEndingWith(""), want: running},
+	} {
+		t.Run(name, func(t *testing.T) {
+			require.Equal(t, tc.want, tc.job.ended(tc.workers))
+		})
+	}
+}
+
+func TestBoundsRefusesWhatTheRenderWouldNotWrite(t *testing.T) {
+	s := workersEndingWith("", handoff.ElasticWorkers, "2:8", handoff.Workers, "4")
+	b, first, err := bounds(s)
+	require.NoError(t, err)
+	require.Equal(t, int32(2), b.Min)
+	require.Equal(t, int32(8), b.Max)
+	require.Equal(t, int32(4), first)
+
+	for _, bad := range [][2]string{{"2:8", "9"}, {"8:2", "4"}, {"2-8", "4"}, {"2:8", "x"}} {
+		_, _, err := bounds(workersEndingWith("", handoff.ElasticWorkers, bad[0], handoff.Workers, bad[1]))
+		require.Error(t, err, "%v", bad)
+	}
+}
