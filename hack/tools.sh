@@ -40,6 +40,7 @@ debian_package() {
 }
 
 go_tool kustomize sigs.k8s.io/kustomize/kustomize/v5@v5.8.2
+go_tool helm helm.sh/helm/v3/cmd/helm@v3.22.0
 debian_command ssh-keygen openssh-client
 debian_command sshd openssh-server
 # The end-to-end suite stands a pod in for its own namespaces.
