@@ -97,7 +97,7 @@ can neither read every Secret nor change one the user supplied.
 - apiGroups: [""]
   resources: [pods]
   verbs: [get, list, watch, patch, delete]
-# The discovered_hosts key of <job>-config.
+# The discover_hosts.sh key of an elastic job's <job>-config.
 - apiGroups: [""]
   resources: [configmaps]
   verbs: [get, list, watch, patch]
