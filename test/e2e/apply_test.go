@@ -70,19 +70,25 @@ func serverSideApply(ctx context.Context, ns string, objs []*unstructured.Unstru
 			obj.SetNamespace(ns)
 			client = resource.Namespace(ns)
 		}
-		data, err := json.Marshal(obj)
-		if err != nil {
-			return err
-		}
-		_, err = client.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{
-			FieldManager:    fieldManager,
-			FieldValidation: metav1.FieldValidationStrict,
-		})
-		if err != nil {
+		if err := applyOne(ctx, client, obj); err != nil {
 			errs = append(errs, fmt.Errorf("%s %s: %w", gvk.Kind, obj.GetName(), err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// applyOne server-side applies one object, refusing fields the API server
+// does not know.
+func applyOne(ctx context.Context, client dynamic.ResourceInterface, obj *unstructured.Unstructured) error {
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return err
+	}
+	_, err = client.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{
+		FieldManager:    fieldManager,
+		FieldValidation: metav1.FieldValidationStrict,
+	})
+	return err
 }
 
 // applyClients are the dynamic client and the mapper from kinds to the

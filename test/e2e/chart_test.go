@@ -5,7 +5,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -238,15 +237,7 @@ func applyWhereRendered(ctx context.Context, t *testing.T, objs []*unstructured.
 				_ = resource.Delete(context.Background(), name, metav1.DeleteOptions{})
 			})
 		}
-		data, err := json.Marshal(obj)
-		if err != nil {
-			return err
-		}
-		_, err = client.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{
-			FieldManager:    fieldManager,
-			FieldValidation: metav1.FieldValidationStrict,
-		})
-		if err != nil {
+		if err := applyOne(ctx, client, obj); err != nil {
 			errs = append(errs, fmt.Errorf("%s %s: %w", gvk.Kind, obj.GetName(), err))
 		}
 	}
