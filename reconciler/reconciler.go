@@ -216,13 +216,13 @@ func (r *Reconciler) cleanUp(ctx context.Context, j *job, workers client.Object)
 		return false, nil
 	}
 	policy := workers.GetAnnotations()[handoff.CleanPodPolicy]
-	_, byContainer, _ := handoff.ParseEndsWith(workers.GetAnnotations()[handoff.EndsWith])
+	endsBy, _, _ := handoff.ParseEndsWith(workers.GetAnnotations()[handoff.EndsWith])
 	mark := map[string]any{"annotations": map[string]string{handoff.Ended: string(how)}}
 	switch w := workers.(type) {
 	case *appsv1.StatefulSet:
 		// A StatefulSet would restart agents that exited, so a job that
 		// ends by its workers' exit stops them whatever the policy.
-		stop := policy == "Running" || policy == "All" || byContainer == "container"
+		stop := policy == "Running" || policy == "All" || endsBy == "container"
 		if stop && (w.Spec.Replicas == nil || *w.Spec.Replicas != 0) {
 			if err := r.mergePatch(ctx, w, map[string]any{"metadata": mark, "spec": map[string]any{"replicas": 0}}); err != nil {
 				return true, err
@@ -233,6 +233,11 @@ func (r *Reconciler) cleanUp(ctx context.Context, j *job, workers client.Object)
 		}
 	case *batchv1.Job:
 		if policy != "Running" && policy != "All" {
+			// The workers run on, as the policy asks; the mark still
+			// records that the job ended, as on a StatefulSet.
+			if w.Annotations[handoff.Ended] == "" {
+				return true, r.mergePatch(ctx, w, map[string]any{"metadata": mark})
+			}
 			return true, nil
 		}
 		if w.Spec.Suspend == nil || !*w.Spec.Suspend {

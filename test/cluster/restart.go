@@ -1,0 +1,42 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"os"
+	"slices"
+	"time"
+)
+
+// RestartAPIServer stops kube-apiserver and starts it again with the same
+// flags, so on the same address, certificate and etcd data: every client's
+// connections and watches break and must be made again, as when a control
+// plane node is upgraded or crashes. It returns once the new server is
+// ready. Nothing else may wait on the cluster meanwhile (Namespace, say):
+// seeing the old server exit, it would give up.
+func (c *Cluster) RestartAPIServer(ctx context.Context) error {
+	i := c.proc("kube-apiserver")
+	if i < 0 {
+		return errors.New("kube-apiserver is not running")
+	}
+	old := c.procs[i]
+	// Its shutdown is over in moments, but the process lingers while
+	// clients hold watches open; they lose them either way.
+	old.stop(5 * time.Second)
+	// start truncates the log; what the old server said may explain a
+	// failure after the restart.
+	_ = os.Rename(old.log, old.log+".before-restart")
+	p, err := start(c.Dir, old.name, old.cmd.Path, old.cmd.Args[1:]...)
+	if err != nil {
+		return err
+	}
+	c.procs[i] = p
+	return c.waitFor(ctx, "kube-apiserver, restarted", 2*time.Minute, func(ctx context.Context) error {
+		return c.Client.CoreV1().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
+	})
+}
+
+// proc is the index of a running component in c.procs, or -1.
+func (c *Cluster) proc(name string) int {
+	return slices.IndexFunc(c.procs, func(p *process) bool { return p.name == name })
+}

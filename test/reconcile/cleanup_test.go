@@ -1,0 +1,121 @@
+//go:build e2e
+
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/render/labels"
+)
+
+// TestCleanUp ends jobs and checks that their workers are stopped as their
+// runPolicy.cleanPodPolicy asks: mpi-operator's behaviour, carried out by
+// the reconciler since no operator runs.
+func TestCleanUp(t *testing.T) {
+	t.Parallel()
+	for _, policy := range []string{"Running", "All", "None"} {
+		t.Run("static "+policy, func(t *testing.T) {
+			t.Parallel()
+			ns := kube.Namespace(t)
+			j := deploy(t, ns, mpiJob{Name: "static", Workers: 2, Slots: 1, CleanPodPolicy: policy})
+			startReconciler(t, ns)
+			workers := j.waitRunning(t, labels.RoleWorker, 2)
+			if policy == "None" {
+				j.kept[workers[0].Name] = workers[0].UID
+			}
+			// A worker that finished before the job did: Running leaves
+			// it, All removes it.
+			finish(t, ns, workers[1].Name, 0)
+			finish(t, ns, j.waitRunning(t, labels.RoleLauncher, 1)[0].Name, 0)
+			w := j.waitEnded(t, "Succeeded")
+			suspended := w.Spec.Suspend != nil && *w.Spec.Suspend
+			if suspended != (policy != "None") {
+				t.Errorf("cleanPodPolicy %s: the workers' Job is suspended: %v", policy, suspended)
+			}
+			want := map[string][]string{
+				"Running": {workers[1].Name + "(Succeeded)"},
+				"All":     nil,
+				"None":    {workers[0].Name + "(Running,ready)", workers[1].Name + "(Succeeded)"},
+			}[policy]
+			j.waitPods(t, labels.RoleWorker, want...)
+			if policy == "Running" {
+				// GitOps syncing the job again does not start its workers
+				// again: suspend is the reconciler's field, not Git's.
+				ctx, cancel := timeout()
+				defer cancel()
+				if err := apply(ctx, ns, gitOps, true, j.objs); err != nil {
+					t.Fatal(err)
+				}
+				if w := j.workersJob(t); w.Spec.Suspend == nil || !*w.Spec.Suspend {
+					t.Error("applying the job again resumed its workers")
+				}
+			}
+			j.checkInvariants(t)
+		})
+	}
+
+	t.Run("elastic Running", func(t *testing.T) {
+		t.Parallel()
+		j, _ := startElastic(t)
+		finish(t, j.ns, j.waitRunning(t, labels.RoleLauncher, 1)[0].Name, 0)
+		j.waitReplicas(t, 0)
+		j.waitPods(t, labels.RoleWorker)
+		if s := j.liveStatefulSet(t); s.Annotations[handoff.Ended] != "Succeeded" {
+			t.Errorf("annotation %s is %q, want Succeeded", handoff.Ended, s.Annotations[handoff.Ended])
+		}
+		j.checkInvariants(t)
+	})
+
+	t.Run("elastic PyTorchJob", func(t *testing.T) {
+		t.Parallel()
+		ns := kube.Namespace(t)
+		j := deploy(t, ns, specString(elasticPyTorchJob("echo")))
+		startReconciler(t, ns)
+		workers := j.waitRunning(t, labels.RoleWorker, 2)
+		// torchrun's agents exit 0 once training is done, and the kubelet
+		// starts them again: the first such exit ends the job, whatever
+		// its cleanPodPolicy (None here).
+		restartedAfterSuccess(t, ns, workers[0].Name, "pytorch")
+		j.waitReplicas(t, 0)
+		j.waitPods(t, labels.RoleWorker)
+		if s := j.liveStatefulSet(t); s.Annotations[handoff.Ended] != "Succeeded" {
+			t.Errorf("annotation %s is %q, want Succeeded", handoff.Ended, s.Annotations[handoff.Ended])
+		}
+		j.checkInvariants(t)
+	})
+}
+
+// waitEnded waits until the reconciler has marked the workers' Job ended,
+// and returns the Job.
+func (j *job) waitEnded(t *testing.T, how string) *batchv1.Job {
+	t.Helper()
+	var w *batchv1.Job
+	eventually(t, "the workers' Job marked "+how, func(ctx context.Context) error {
+		var err error
+		if w, err = kube.Client.BatchV1().Jobs(j.ns).Get(ctx, j.name+"-worker", metav1.GetOptions{}); err != nil {
+			return err
+		}
+		if got := w.Annotations[handoff.Ended]; got != how {
+			return fmt.Errorf("annotation %s is %q; conditions %v", handoff.Ended, got, w.Status.Conditions)
+		}
+		return nil
+	})
+	return w
+}
+
+func (j *job) workersJob(t *testing.T) *batchv1.Job {
+	t.Helper()
+	ctx, cancel := timeout()
+	defer cancel()
+	w, err := kube.Client.BatchV1().Jobs(j.ns).Get(ctx, j.name+"-worker", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}

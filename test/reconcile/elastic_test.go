@@ -1,0 +1,169 @@
+//go:build e2e
+
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/render/labels"
+)
+
+// elasticMPIJob is the job the elastic scenarios change: it starts with 2
+// workers of 2 slots and may have from 1 to 4.
+var elasticMPIJob = mpiJob{Name: "elastic", Elastic: "1:4", Workers: 2, Slots: 2, CleanPodPolicy: "Running"}
+
+// startElastic applies the elastic job to a namespace of the test's own,
+// starts a reconciler there, and waits until the reconciler has started
+// the job's workers and discovered them.
+func startElastic(t *testing.T, flags ...string) (*job, *replica) {
+	t.Helper()
+	ns := kube.Namespace(t)
+	j := deploy(t, ns, elasticMPIJob)
+	r := startReconciler(t, ns, flags...)
+	j.waitReplicas(t, 2)
+	j.waitDiscovery(t, 0, 1)
+	return j, r
+}
+
+func TestScaleUp(t *testing.T) {
+	t.Parallel()
+	j, _ := startElastic(t)
+	j.keep(t, 2)
+	j.scale(t, 4)
+	j.waitDiscovery(t, 0, 1, 2, 3)
+	j.waitReplicas(t, 4)
+	// The reconciler sets the first count once; later ones are the
+	// scaler's.
+	ctx, cancel := timeout()
+	defer cancel()
+	s, err := j.statefulSet(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Annotations[handoff.ScaledFrom]; got != "2" {
+		t.Errorf("annotation %s is %q, want 2", handoff.ScaledFrom, got)
+	}
+	j.checkInvariants(t)
+}
+
+func TestScaleDown(t *testing.T) {
+	t.Parallel()
+	j, _ := startElastic(t)
+	j.scale(t, 4)
+	j.waitDiscovery(t, 0, 1, 2, 3)
+	j.keep(t, 2)
+	leaving := []*corev1.Pod{j.pod(t, j.worker(2)), j.pod(t, j.worker(3))}
+	undeletable(t, j.ns, leaving[0].Name, leaving[1].Name)
+	j.scale(t, 2)
+	j.waitDiscovery(t, 0, 1)
+	// Discovery dropped the workers scaled away while they still ran,
+	// ready and not even terminating: Horovod stops giving them work
+	// before they go.
+	for _, p := range leaving {
+		if now := j.pod(t, p.Name); now.UID != p.UID || !running(now) || !ready(now) {
+			t.Errorf("pod %s stopped before discovery dropped it", p.Name)
+		}
+		deletable(t, j.ns, p.Name)
+	}
+	for _, p := range leaving {
+		waitGone(t, j.ns, p.Name, string(p.UID))
+	}
+	j.waitDiscovery(t, 0, 1)
+	j.checkInvariants(t)
+}
+
+func TestOutOfBounds(t *testing.T) {
+	t.Parallel()
+	j, r := startElastic(t)
+	j.keep(t, 2)
+	j.scale(t, 9)
+	j.waitReplicas(t, 4)
+	j.waitDiscovery(t, 0, 1, 2, 3)
+	eventually(t, "only workers 0 to 3", func(ctx context.Context) error {
+		pods, err := j.pods(ctx, labels.RoleWorker)
+		if err != nil {
+			return err
+		}
+		if len(pods) != 4 {
+			return fmt.Errorf("worker pods %s", describe(pods))
+		}
+		return nil
+	})
+	j.checkInvariants(t)
+
+	// Below the minimum, the StatefulSet controller may remove every
+	// worker before the count is back at 1: none is kept any more.
+	clear(j.kept)
+	j.scale(t, 0)
+	j.waitReplicas(t, 1)
+	j.waitDiscovery(t, 0)
+	for _, reason := range []string{"AboveMaximum", "BelowMinimum"} {
+		eventually(t, "a scale counted as "+reason, func(ctx context.Context) error {
+			n, err := r.metric(ctx, "trainfn_scales_total", `reason="`+reason+`"`)
+			if err == nil && n < 1 {
+				err = fmt.Errorf("trainfn_scales_total{reason=%q} is %v", reason, n)
+			}
+			return err
+		})
+	}
+	j.checkInvariants(t)
+}
+
+func TestPodDeleted(t *testing.T) {
+	t.Parallel()
+	j, _ := startElastic(t)
+	j.keep(t, 1)
+	name := j.worker(1)
+	hold(t, j.ns, name)
+	old := j.pod(t, name)
+	ctx, cancel := timeout()
+	defer cancel()
+	if err := kube.Client.CoreV1().Pods(j.ns).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	j.waitDiscovery(t, 0)
+	release(t, j.ns, name)
+	waitGone(t, j.ns, name, string(old.UID))
+	// The StatefulSet controller makes the pod again, under the same name.
+	j.waitDiscovery(t, 0, 1)
+	if p := j.pod(t, name); p.UID == old.UID {
+		t.Errorf("pod %s is the deleted one", name)
+	}
+	j.checkInvariants(t)
+}
+
+func TestPodNotReady(t *testing.T) {
+	t.Parallel()
+	j, _ := startElastic(t)
+	j.keep(t, 2)
+	setReady(t, j.ns, j.worker(1), false)
+	j.waitDiscovery(t, 0)
+	setReady(t, j.ns, j.worker(1), true)
+	j.waitDiscovery(t, 0, 1)
+	// A gap at the front: the hosts after it keep their order.
+	setReady(t, j.ns, j.worker(0), false)
+	j.waitDiscovery(t, 1)
+	setReady(t, j.ns, j.worker(0), true)
+	j.waitDiscovery(t, 0, 1)
+	j.checkInvariants(t)
+}
+
+func TestLauncherWorksFirst(t *testing.T) {
+	t.Parallel()
+	ns := kube.Namespace(t)
+	spec := elasticMPIJob
+	spec.LauncherWorks = true
+	j := deploy(t, ns, spec)
+	startReconciler(t, ns)
+	j.waitDiscovery(t, launcher, 0, 1)
+	j.keep(t, 2)
+	j.scale(t, 3)
+	j.waitDiscovery(t, launcher, 0, 1, 2)
+	j.checkInvariants(t)
+}

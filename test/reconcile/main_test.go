@@ -1,0 +1,51 @@
+//go:build e2e
+
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/trainfn/trainfn/test/cluster"
+	"github.com/trainfn/trainfn/test/testtool"
+)
+
+var (
+	// kube is the control plane every test shares, each in namespaces of
+	// its own.
+	kube *cluster.Cluster
+	// trainfn is the binary under test, built once: it renders the jobs
+	// and runs the reconciler.
+	trainfn string
+)
+
+// fakeNodes hold every test's pods at once, several jobs of a few workers
+// each, with room to spare when a test scales past a job's maximum.
+const fakeNodes = 4
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	if _, err := cluster.Binary("kube-apiserver"); err != nil && os.Getenv(testtool.RequireEnv) == "" {
+		fmt.Fprintln(os.Stderr, "reconcile: skipped:", err)
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var err error
+	if kube, err = cluster.Start(ctx, cluster.Options{Nodes: fakeNodes}); err != nil {
+		fmt.Fprintln(os.Stderr, "reconcile: starting the control plane:", err)
+		return 1
+	}
+	defer kube.Stop()
+	code := testtool.RunWithTrainfn(m, &trainfn)
+	if code != 0 {
+		fmt.Fprintf(os.Stderr, "reconcile: the components' last words:\n%s", kube.Logs(20))
+	}
+	return code
+}

@@ -1,0 +1,188 @@
+//go:build e2e
+
+package reconcile
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/trainfn/trainfn/test/testtool"
+)
+
+// replica is one `trainfn reconcile` process, run as its Deployment
+// runs it but signed in as the cluster's administrator.
+type replica struct {
+	cmd             *exec.Cmd
+	stderr          *testtool.Buffer
+	metrics, probes string // loopback addresses
+	exited          chan struct{}
+	err             error // set once exited is closed
+}
+
+// startReconciler runs a reconciler that watches ns, and elects its leader
+// there, with extra flags; it returns once the reconciler's cache has
+// synced. The test's end stops it, shows what it logged if the test failed,
+// and checks that it never logged key material.
+func startReconciler(t *testing.T, ns string, flags ...string) *replica {
+	t.Helper()
+	ports := freePorts(t, 2)
+	r := &replica{
+		stderr:  &testtool.Buffer{},
+		metrics: "127.0.0.1:" + ports[0],
+		probes:  "127.0.0.1:" + ports[1],
+		exited:  make(chan struct{}),
+	}
+	args := append([]string{"reconcile",
+		"--kubeconfig", kube.Kubeconfig,
+		"--namespaces", ns,
+		"--leader-election-namespace", ns,
+		"--metrics-bind-address", r.metrics,
+		"--health-probe-bind-address", r.probes,
+		"--coalesce", "50ms",
+	}, flags...)
+	r.cmd = exec.Command(trainfn, args...)
+	r.cmd.Stderr = r.stderr
+	// No reconciler outlives the test binary, however that ends.
+	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := r.cmd.Start(); err != nil {
+		t.Fatalf("starting trainfn reconcile: %v", err)
+	}
+	go func() {
+		r.err = r.cmd.Wait()
+		close(r.exited)
+	}()
+	t.Cleanup(func() {
+		r.stop()
+		if t.Failed() {
+			t.Logf("reconciler %d logged:\n%s", r.cmd.Process.Pid, r.stderr.String())
+		}
+		if strings.Contains(r.stderr.String(), "PRIVATE KEY") {
+			t.Errorf("reconciler %d logged key material", r.cmd.Process.Pid)
+		}
+	})
+	eventually(t, "the reconciler's cache synced", func(ctx context.Context) error {
+		select {
+		case <-r.exited:
+			return giveUp(fmt.Errorf("trainfn reconcile exited (%v):\n%s", r.err, r.stderr.String()))
+		default:
+		}
+		return httpOK(ctx, "http://"+r.probes+"/readyz")
+	})
+	return r
+}
+
+// stop ends the reconciler as Kubernetes ends a pod: SIGTERM, then SIGKILL
+// once the grace period is over.
+func (r *replica) stop() {
+	select {
+	case <-r.exited:
+		return
+	default:
+	}
+	_ = r.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-r.exited:
+	case <-time.After(30 * time.Second):
+		r.kill()
+	}
+}
+
+// kill ends the reconciler at once, as a crash or an evicted node would:
+// it neither finishes its reconciles nor releases its lease.
+func (r *replica) kill() {
+	_ = r.cmd.Process.Kill()
+	<-r.exited
+}
+
+// metric sums the samples of a metric the reconciler serves whose labels
+// contain each of the given `name="value"` pairs.
+func (r *replica) metric(ctx context.Context, name string, labels ...string) (float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.metrics+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var sum float64
+	lines := bufio.NewScanner(resp.Body)
+	lines.Buffer(nil, 1<<20)
+next:
+	for lines.Scan() {
+		line := lines.Text()
+		space := strings.LastIndexByte(line, ' ')
+		if space < 0 || strings.HasPrefix(line, "#") {
+			continue
+		}
+		series, value := line[:space], line[space+1:]
+		metric, labelSet, _ := strings.Cut(series, "{")
+		if metric != name {
+			continue
+		}
+		for _, l := range labels {
+			if !strings.Contains(labelSet, l) {
+				continue next
+			}
+		}
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			return 0, fmt.Errorf("metric %s: %q: %w", name, line, err)
+		}
+		sum += v
+	}
+	return sum, lines.Err()
+}
+
+// writes is how many writes the reconciler has made to the API server.
+func (r *replica) writes(t *testing.T) float64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	n, err := r.metric(ctx, "trainfn_writes_total")
+	if err != nil {
+		t.Fatalf("reading the metrics of reconciler %d: %v", r.cmd.Process.Pid, err)
+	}
+	return n
+}
+
+func httpOK(ctx context.Context, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return nil
+}
+
+// freePorts are loopback ports nobody listens on, held together so that
+// they differ.
+func freePorts(t testing.TB, n int) []string {
+	var ports []string
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		ports = append(ports, strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
+	}
+	return ports
+}
