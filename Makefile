@@ -44,9 +44,12 @@ golden: tools
 generate:
 	$(GO) generate ./schemas
 
-## bench: whole-process render timings against a pass-through baseline
-bench: build
+## bench: whole-process render timings against a pass-through baseline, then the
+## reconciler's discovery latency, API requests and memory on a real control plane
+## (hack/bench/README.md; BENCH_RECONCILE_FLAGS=-quick for a short run)
+bench: build cluster-tools
 	hack/bench.sh
+	$(GO) run ./hack/bench/reconcile $(BENCH_RECONCILE_FLAGS)
 
 clean:
 	rm -rf bin
