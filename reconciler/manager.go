@@ -116,14 +116,16 @@ func NewManager(config *rest.Config, opts Options) (ctrl.Manager, error) {
 	if workers < 1 {
 		workers = 1
 	}
-	immediately := jobOf(0)
+	// A StatefulSet's status follows its pods' readiness, so its events
+	// come in the same bursts.
+	immediately, gathered := jobOf(0), jobOf(opts.Coalesce)
 	return mgr, ctrl.NewControllerManagedBy(mgr).
 		Named("trainfn").
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
-		Watches(&corev1.Pod{}, jobOf(opts.Coalesce)).
+		Watches(&corev1.Pod{}, gathered).
+		Watches(&appsv1.StatefulSet{}, gathered).
 		Watches(&corev1.ConfigMap{}, immediately).
 		Watches(&batchv1.Job{}, immediately).
-		Watches(&appsv1.StatefulSet{}, immediately).
 		Complete(r)
 }
 

@@ -18,7 +18,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -174,8 +173,9 @@ func (r *Reconciler) discover(ctx context.Context, j *job, s *appsv1.StatefulSet
 		}
 		r.Metrics.DiscoveryWrites.Inc()
 		now := r.Now()
+		listed := splitLines(current)
 		for _, h := range hosts {
-			if since := discovery.ReadySince(h.Pod); !since.IsZero() && !slices.Contains(splitLines(current), h.Name) {
+			if since := discovery.ReadySince(h.Pod); !since.IsZero() && !listed[h.Name] {
 				r.Metrics.DiscoveryLatency.Observe(now.Sub(since).Seconds())
 			}
 		}
@@ -200,10 +200,10 @@ func (r *Reconciler) discover(ctx context.Context, j *job, s *appsv1.StatefulSet
 }
 
 // splitLines are the hosts a discovery script names.
-func splitLines(script string) []string {
-	var hosts []string
+func splitLines(script string) map[string]bool {
+	hosts := map[string]bool{}
 	for _, h := range discoveryLine.FindAllStringSubmatch(script, -1) {
-		hosts = append(hosts, h[1])
+		hosts[h[1]] = true
 	}
 	return hosts
 }

@@ -78,17 +78,20 @@ and never writes a field the rendered output sets.`,
 
 // restConfig is the API server's address and credentials: the kubeconfig
 // given, else controller-runtime's search ($KUBECONFIG, in-cluster, ~/.kube).
+//
+// Either way, the client does not throttle itself: client-go's default of 5
+// requests a second would delay discovery behind a burst, and the API
+// server's priority and fairness already shares its capacity.
 func restConfig(kubeconfig string) (*rest.Config, error) {
+	var c *rest.Config
+	var err error
 	if kubeconfig != "" {
-		c, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-		if err != nil {
+		if c, err = clientcmd.BuildConfigFromFlags("", kubeconfig); err != nil {
 			return nil, fmt.Errorf("reading kubeconfig %s: %w", kubeconfig, err)
 		}
-		return c, nil
-	}
-	c, err := ctrl.GetConfig()
-	if err != nil {
+	} else if c, err = ctrl.GetConfig(); err != nil {
 		return nil, fmt.Errorf("finding the API server: %w", err)
 	}
+	c.QPS, c.Burst = -1, 0
 	return c, nil
 }
