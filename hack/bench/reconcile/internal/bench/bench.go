@@ -139,7 +139,7 @@ func Run(ctx context.Context, cfg Config, stdout, log io.Writer) (err error) {
 	res := &Results{
 		Mode: cfg.Mode, Date: b.began.UTC(), Commit: commit(ctx), GoVersion: runtime.Version(),
 		CPUs: runtime.NumCPU(), Coalesce: cfg.Coalesce.String(), Samples: cfg.Samples, Nodes: nodes,
-		Gap: cfg.Gap.String(), Client: "--kubeconfig (client-go's default limit: 5 requests/s, burst 10, per resource)",
+		Gap: cfg.Gap.String(), Client: "--kubeconfig (the reconciler turns client-side throttling off)",
 	}
 	if cfg.KubeconfigEnv {
 		res.Client = "$KUBECONFIG (controller-runtime's GetConfig: no client-side limit, as in a pod)"
