@@ -105,7 +105,7 @@ func TestOutOfBounds(t *testing.T) {
 	j.waitDiscovery(t, 0)
 	for _, reason := range []string{"AboveMaximum", "BelowMinimum"} {
 		eventually(t, "a scale counted as "+reason, func(ctx context.Context) error {
-			n, err := r.metric(ctx, "trainfn_scales_total", `reason="`+reason+`"`)
+			n, err := r.metric(ctx, "trainfn_scales_total", "reason", reason)
 			if err == nil && n < 1 {
 				err = fmt.Errorf("trainfn_scales_total{reason=%q} is %v", reason, n)
 			}

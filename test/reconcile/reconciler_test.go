@@ -3,7 +3,6 @@
 package reconcile
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trainfn/trainfn/test/scrape"
 	"github.com/trainfn/trainfn/test/testtool"
 )
 
@@ -104,44 +104,13 @@ func (r *replica) kill() {
 }
 
 // metric sums the samples of a metric the reconciler serves whose labels
-// contain each of the given `name="value"` pairs.
+// have the given values, as name, value pairs.
 func (r *replica) metric(ctx context.Context, name string, labels ...string) (float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+r.metrics+"/metrics", nil)
+	samples, err := scrape.Get(ctx, "http://"+r.metrics+"/metrics")
 	if err != nil {
 		return 0, err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	var sum float64
-	lines := bufio.NewScanner(resp.Body)
-	lines.Buffer(nil, 1<<20)
-next:
-	for lines.Scan() {
-		line := lines.Text()
-		space := strings.LastIndexByte(line, ' ')
-		if space < 0 || strings.HasPrefix(line, "#") {
-			continue
-		}
-		series, value := line[:space], line[space+1:]
-		metric, labelSet, _ := strings.Cut(series, "{")
-		if metric != name {
-			continue
-		}
-		for _, l := range labels {
-			if !strings.Contains(labelSet, l) {
-				continue next
-			}
-		}
-		v, err := strconv.ParseFloat(value, 64)
-		if err != nil {
-			return 0, fmt.Errorf("metric %s: %q: %w", name, line, err)
-		}
-		sum += v
-	}
-	return sum, lines.Err()
+	return samples.Sum(name, labels...), nil
 }
 
 // writes is how many writes the reconciler has made to the API server.

@@ -5,48 +5,19 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trainfn/trainfn/test/scrape"
 )
 
-const exposition = `# HELP rest_client_requests_total Number of HTTP requests, partitioned by status code, method, and host.
-# TYPE rest_client_requests_total counter
-rest_client_requests_total{code="200",host="127.0.0.1:6443",method="GET"} 12
+const exposition = `rest_client_requests_total{code="200",host="127.0.0.1:6443",method="GET"} 12
 rest_client_requests_total{code="200",host="127.0.0.1:6443",method="PATCH"} 40
-rest_client_requests_total{code="201",host="127.0.0.1:6443",method="POST"} 1
 trainfn_writes_total{kind="ConfigMap"} 20
 trainfn_writes_total{kind="Pod"} 21
-weird{a="x\"}y",b="\\"} 1.5e+00
-process_cpu_seconds_total 3.25
 `
 
-func TestParseMetrics(t *testing.T) {
-	m, err := parseMetrics(strings.NewReader(exposition))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		name  string
-		match []string
-		want  float64
-	}{
-		{requestsTotal, nil, 53},
-		{requestsTotal, []string{"method", "PATCH"}, 40},
-		{writesTotal, nil, 41},
-		{cpuSeconds, nil, 3.25},
-		{"weird", []string{"a", `x"}y`, "b", `\`}, 1.5},
-		{"missing", nil, 0},
-	} {
-		if got := m.sum(c.name, c.match...); got != c.want {
-			t.Errorf("sum(%s, %v) = %v, want %v", c.name, c.match, got, c.want)
-		}
-	}
-	if _, err := parseMetrics(strings.NewReader(`bad{a="x} 1` + "\n")); err == nil {
-		t.Error("an unterminated label value parsed")
-	}
-}
-
 func TestPerChange(t *testing.T) {
-	before, _ := parseMetrics(strings.NewReader(exposition))
-	after, _ := parseMetrics(strings.NewReader(strings.NewReplacer(
+	before, _ := scrape.Parse(strings.NewReader(exposition))
+	after, _ := scrape.Parse(strings.NewReader(strings.NewReplacer(
 		`method="PATCH"} 40`, `method="PATCH"} 60`,
 		`kind="ConfigMap"} 20`, `kind="ConfigMap"} 30`,
 		`kind="Pod"} 21`, `kind="Pod"} 31`,

@@ -184,12 +184,12 @@ func (b *run) burst(ctx context.Context, r *reconciler, w *scripts, ns string, p
 // the number of changes made meanwhile.
 func perChange(before, after metrics, changes float64) Counts {
 	c := Counts{
-		Requests:        (after.sum(requestsTotal) - before.sum(requestsTotal)) / changes,
+		Requests:        (after.Sum(requestsTotal) - before.Sum(requestsTotal)) / changes,
 		RequestsBy:      delta(before, after, requestsTotal, "method"),
-		Writes:          (after.sum(writesTotal) - before.sum(writesTotal)) / changes,
+		Writes:          (after.Sum(writesTotal) - before.Sum(writesTotal)) / changes,
 		WritesBy:        delta(before, after, writesTotal, "kind"),
-		DiscoveryWrites: (after.sum(discoveryWrites) - before.sum(discoveryWrites)) / changes,
-		CPUMs:           1000 * (after.sum(cpuSeconds) - before.sum(cpuSeconds)) / changes,
+		DiscoveryWrites: (after.Sum(discoveryWrites) - before.Sum(discoveryWrites)) / changes,
+		CPUMs:           1000 * (after.Sum(cpuSeconds) - before.Sum(cpuSeconds)) / changes,
 	}
 	for _, by := range []map[string]float64{c.RequestsBy, c.WritesBy} {
 		for k := range by {

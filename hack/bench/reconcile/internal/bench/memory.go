@@ -87,7 +87,7 @@ func (b *run) memoryRun(ctx context.Context, ns string) (Footprint, error) {
 		return f, err
 	}
 	f.PeakKiB, f.RSSKiB, err = r.memory()
-	f.HeapKiB = int64(m.sum("go_memstats_heap_inuse_bytes") / 1024)
+	f.HeapKiB = int64(m.Sum("go_memstats_heap_inuse_bytes") / 1024)
 	b.progress("memory: %s: peak RSS %.1f MiB", ns, float64(f.PeakKiB)/1024)
 	return f, err
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/trainfn/trainfn/test/scrape"
 )
 
 // reconciler is a running `trainfn reconcile`.
@@ -109,19 +110,7 @@ func (r *reconciler) stop() {
 func (r *reconciler) scrape(ctx context.Context) (metrics, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.metrics, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: %s", r.metrics, resp.Status)
-	}
-	return parseMetrics(resp.Body)
+	return scrape.Get(ctx, r.metrics)
 }
 
 // settle waits until the reconciler has stopped writing and requesting,
@@ -137,7 +126,7 @@ func (r *reconciler) settle(ctx context.Context) (metrics, error) {
 		if err != nil {
 			return nil, err
 		}
-		if last != nil && m.sum(requestsTotal) == last.sum(requestsTotal) && m.sum(writesTotal) == last.sum(writesTotal) {
+		if last != nil && m.Sum(requestsTotal) == last.Sum(requestsTotal) && m.Sum(writesTotal) == last.Sum(writesTotal) {
 			same++
 		} else {
 			same = 0
