@@ -110,11 +110,11 @@ func (j *job) ended(workers client.Object) outcome {
 		return running
 	}
 	switch kind {
-	case "job":
+	case handoff.EndsWithJobKind:
 		if leader := j.findJob(name); leader != nil {
 			return jobOutcome(leader)
 		}
-	case "container":
+	case handoff.EndsWithContainerKind:
 		for _, p := range j.podsOf(labels.RoleWorker) {
 			if exitedCleanly(&p, name) {
 				return succeeded
@@ -155,6 +155,14 @@ func exitedCleanly(p *corev1.Pod, container string) bool {
 		}
 	}
 	return false
+}
+
+// replicas is a StatefulSet's desired count, with the API's default.
+func replicas(s *appsv1.StatefulSet) int32 {
+	if s.Spec.Replicas == nil {
+		return 1
+	}
+	return *s.Spec.Replicas
 }
 
 // bounds reads an elastic StatefulSet's bounds and first count.

@@ -2,7 +2,6 @@ package reconciler
 
 import (
 	"encoding/json"
-	"regexp"
 
 	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
@@ -61,9 +60,6 @@ func kindOf(obj client.Object) string {
 	}
 	return "other"
 }
-
-// discoveryLine matches a host of a discovery script.
-var discoveryLine = regexp.MustCompile(`(?m)^echo ([^:\s]+):\d+$`)
 
 // mustJSON encodes a patch built from maps, strings and numbers, which
 // cannot fail.

@@ -118,10 +118,7 @@ func (r *Reconciler) scale(ctx context.Context, s *appsv1.StatefulSet) error {
 	}
 	var want int32
 	var why string
-	current := int32(1)
-	if s.Spec.Replicas != nil {
-		current = *s.Spec.Replicas
-	}
+	current := replicas(s)
 	switch _, started := s.Annotations[handoff.ScaledFrom]; {
 	case !started:
 		want, why = first, "Started"
@@ -156,13 +153,9 @@ func (r *Reconciler) discover(ctx context.Context, j *job, s *appsv1.StatefulSet
 		return nil
 	}
 	launcherSlots, _ := slots(s, handoff.LauncherSlots)
-	replicas := int32(1)
-	if s.Spec.Replicas != nil {
-		replicas = *s.Spec.Replicas
-	}
 	launcher := j.launcher()
 	hosts := discovery.Hosts(discovery.Job{
-		Workers: j.podsOf(labels.RoleWorker), Replicas: replicas, SlotsPerWorker: perWorker,
+		Workers: j.podsOf(labels.RoleWorker), Replicas: replicas(s), SlotsPerWorker: perWorker,
 		Launcher: launcher, LauncherSlots: launcherSlots,
 	})
 	script := discovery.Script(hosts)
@@ -173,7 +166,7 @@ func (r *Reconciler) discover(ctx context.Context, j *job, s *appsv1.StatefulSet
 		}
 		r.Metrics.DiscoveryWrites.Inc()
 		now := r.Now()
-		listed := splitLines(current)
+		listed := discovery.Listed(current)
 		for _, h := range hosts {
 			if since := discovery.ReadySince(h.Pod); !since.IsZero() && !listed[h.Name] {
 				r.Metrics.DiscoveryLatency.Observe(now.Sub(since).Seconds())
@@ -199,15 +192,6 @@ func (r *Reconciler) discover(ctx context.Context, j *job, s *appsv1.StatefulSet
 	return err
 }
 
-// splitLines are the hosts a discovery script names.
-func splitLines(script string) map[string]bool {
-	hosts := map[string]bool{}
-	for _, h := range discoveryLine.FindAllStringSubmatch(script, -1) {
-		hosts[h[1]] = true
-	}
-	return hosts
-}
-
 // cleanUp stops a job's workers once it has ended, as its cleanPodPolicy
 // says, and reports whether it ended.
 func (r *Reconciler) cleanUp(ctx context.Context, j *job, workers client.Object) (bool, error) {
@@ -222,8 +206,8 @@ func (r *Reconciler) cleanUp(ctx context.Context, j *job, workers client.Object)
 	case *appsv1.StatefulSet:
 		// A StatefulSet would restart agents that exited, so a job that
 		// ends by its workers' exit stops them whatever the policy.
-		stop := policy == "Running" || policy == "All" || endsBy == "container"
-		if stop && (w.Spec.Replicas == nil || *w.Spec.Replicas != 0) {
+		stop := policy == "Running" || policy == "All" || endsBy == handoff.EndsWithContainerKind
+		if stop && replicas(w) != 0 {
 			if err := r.mergePatch(ctx, w, map[string]any{"metadata": mark, "spec": map[string]any{"replicas": 0}}); err != nil {
 				return true, err
 			}

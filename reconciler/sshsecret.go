@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -28,24 +29,27 @@ import (
 // never written. Key material is never logged.
 func (r *Reconciler) ensureSSHSecret(ctx context.Context, j *job) error {
 	name := naming.SSHSecret(j.name)
+	// Every workload that mounts the Secret owns it, none as its
+	// controller, and none blocked from deletion by it, which would take
+	// rights on their finalizers.
 	var owners []metav1.OwnerReference
+	own := func(obj metav1.Object, gvk schema.GroupVersionKind) {
+		owners = append(owners, metav1.OwnerReference{
+			APIVersion: gvk.GroupVersion().String(), Kind: gvk.Kind, Name: obj.GetName(), UID: obj.GetUID(),
+		})
+	}
 	for i := range j.jobs {
 		if mounts(j.jobs[i].Spec.Template.Spec, name) {
-			owners = append(owners, *metav1.NewControllerRef(&j.jobs[i], batchv1.SchemeGroupVersion.WithKind("Job")))
+			own(&j.jobs[i], batchv1.SchemeGroupVersion.WithKind("Job"))
 		}
 	}
 	for i := range j.statefulSets {
 		if mounts(j.statefulSets[i].Spec.Template.Spec, name) {
-			owners = append(owners, *metav1.NewControllerRef(&j.statefulSets[i], appsv1.SchemeGroupVersion.WithKind("StatefulSet")))
+			own(&j.statefulSets[i], appsv1.SchemeGroupVersion.WithKind("StatefulSet"))
 		}
 	}
 	if len(owners) == 0 {
 		return nil
-	}
-	for i := range owners {
-		// Several owners, none of them the controller; and no blocking of
-		// their deletion, which would need rights on their finalizers.
-		owners[i].Controller, owners[i].BlockOwnerDeletion = nil, nil
 	}
 	slices.SortFunc(owners, func(a, b metav1.OwnerReference) int { return strings.Compare(string(a.UID), string(b.UID)) })
 	seen := j.namespace + "/" + name
@@ -69,11 +73,11 @@ func (r *Reconciler) ensureSSHSecret(ctx context.Context, j *job) error {
 	if err != nil {
 		return err
 	}
-	own := labels.Job(j.name)
-	own[handoff.GeneratedSSH] = "ssh"
+	secretLabels := labels.Job(j.name)
+	secretLabels[handoff.GeneratedSSH] = "ssh"
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: name, Namespace: j.namespace, Labels: own, OwnerReferences: owners,
+			Name: name, Namespace: j.namespace, Labels: secretLabels, OwnerReferences: owners,
 		},
 		Type:      corev1.SecretTypeSSHAuth,
 		Data:      data,

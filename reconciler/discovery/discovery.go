@@ -5,6 +5,7 @@
 package discovery
 
 import (
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -71,6 +72,18 @@ func Script(hosts []Host) string {
 	}
 	return mpi.DiscoverHosts(plain)
 }
+
+// Listed are the hosts a discovery script names.
+func Listed(script string) map[string]bool {
+	hosts := map[string]bool{}
+	for _, h := range scriptLine.FindAllStringSubmatch(script, -1) {
+		hosts[h[1]] = true
+	}
+	return hosts
+}
+
+// scriptLine matches a host's line of a discovery script.
+var scriptLine = regexp.MustCompile(`(?m)^echo ([^:\s]+):\d+$`)
 
 // Works tells whether a pod can take work now: it runs, every container is
 // ready (a worker's readiness probe says when sshd accepts connections),

@@ -99,3 +99,9 @@ func TestIndexPrefersTheStatefulSetLabel(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, 3, i)
 }
+
+func TestListedReadsWhatScriptWrites(t *testing.T) {
+	hosts := Hosts(Job{Workers: pods(worker("0"), worker("1"), worker("2").notReady()), Replicas: 3, SlotsPerWorker: 2})
+	require.Equal(t, map[string]bool{"job-worker-0.job": true, "job-worker-1.job": true}, Listed(Script(hosts)))
+	require.Empty(t, Listed(""))
+}

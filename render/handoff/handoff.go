@@ -51,17 +51,23 @@ const (
 	GeneratedSSH = "trainfn.dev/generated"
 )
 
+// The kinds of what EndsWith names.
+const (
+	EndsWithJobKind       = "job"
+	EndsWithContainerKind = "container"
+)
+
 // EndsWithJob is the EndsWith value for a Job.
-func EndsWithJob(name string) string { return "job/" + name }
+func EndsWithJob(name string) string { return EndsWithJobKind + "/" + name }
 
 // EndsWithContainer is the EndsWith value for a container of the workers.
-func EndsWithContainer(name string) string { return "container/" + name }
+func EndsWithContainer(name string) string { return EndsWithContainerKind + "/" + name }
 
-// ParseEndsWith splits an EndsWith value into its kind ("job" or
-// "container") and name; ok is false for anything else.
+// ParseEndsWith splits an EndsWith value into its kind and name; ok is
+// false for anything else.
 func ParseEndsWith(v string) (kind, name string, ok bool) {
 	kind, name, ok = strings.Cut(v, "/")
-	if !ok || name == "" || (kind != "job" && kind != "container") {
+	if !ok || name == "" || (kind != EndsWithJobKind && kind != EndsWithContainerKind) {
 		return "", "", false
 	}
 	return kind, name, true
