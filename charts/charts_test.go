@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -20,15 +21,19 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/utils/ptr"
 
+	trainfnlabels "github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/test/testtool"
 )
 
@@ -47,9 +52,29 @@ var reconcilerRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "patch", "delete"}},
 	{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch", "patch"}},
 	{APIGroups: []string{"apps"}, Resources: []string{"statefulsets"}, Verbs: []string{"get", "list", "watch", "patch"}},
+	scaleRule,
 	{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"get", "list", "watch", "patch"}},
 	{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "create"}},
 	{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
+}
+
+// scaleRule is the DI server's: it writes a preemptible DIJob's worker
+// count through the scale subresource, having read the StatefulSet itself,
+// so it never reads the subresource. Granted with diServer.enabled only.
+var scaleRule = rbacv1.PolicyRule{APIGroups: []string{"apps"}, Resources: []string{"statefulsets/scale"}, Verbs: []string{"update"}}
+
+// withoutScale are reconcilerRules when the DI server is off.
+func withoutScale() []rbacv1.PolicyRule {
+	return slices.DeleteFunc(slices.Clone(reconcilerRules), func(r rbacv1.PolicyRule) bool {
+		return slices.Contains(r.Resources, "statefulsets/scale")
+	})
+}
+
+// nodeRules are the allocator's, cluster-wide whatever the reconciler
+// watches: Nodes belong to no namespace. Granted with allocator.enabled
+// only, in a ClusterRole of their own.
+var nodeRules = []rbacv1.PolicyRule{
+	{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}},
 }
 
 // leaseRules are leader election's, in the release namespace: any Lease may
@@ -84,6 +109,15 @@ func TestLintRefusesBadValues(t *testing.T) {
 		{"namespace not a DNS label", []string{"--set", "watchNamespaces[0]=Team_A"}, "/watchNamespaces/0"},
 		{"namespace listed twice", []string{"--set", "watchNamespaces={a,a}"}, "/watchNamespaces"},
 		{"no replicas", []string{"--set", "replicaCount=0"}, "/replicaCount"},
+		{"misspelt DI server key", []string{"--set", "diServer.prot=9000"}, "'prot' not allowed"},
+		{"DI server port out of range", []string{"--set", "diServer.port=70000"}, "/diServer/port"},
+		{"network policy not a boolean", []string{"--set-string", "diServer.networkPolicy=yes"}, "/diServer/networkPolicy"},
+		{"misspelt allocator key", []string{"--set", "allocator.period=1m"}, "'period' not allowed"},
+		{"scheduling period not a duration", []string{"--set", "allocator.schedulingPeriod=often"}, "/allocator/schedulingPeriod"},
+		{"scheduling period without a unit", []string{"--set-string", "allocator.schedulingPeriod=30"}, "/allocator/schedulingPeriod"},
+		{"scheduling period of zero", []string{"--set", "allocator.schedulingPeriod=0s"}, "/allocator/schedulingPeriod"},
+		{"scheduling period of zero, spelt long", []string{"--set", "allocator.schedulingPeriod=0m0.0s"}, "/allocator/schedulingPeriod"},
+		{"negative scheduling period", []string{"--set", "allocator.schedulingPeriod=-30s"}, "/allocator/schedulingPeriod"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, err := helm(t, append([]string{"lint", "--strict", reconcilerChart}, c.args...)...)
@@ -108,6 +142,16 @@ func TestTemplateRefusesBadCombinations(t *testing.T) {
 			"serviceAccount.name is required when serviceAccount.create is false"},
 		{"metrics and probes on one port", []string{"--set", "metrics.port=8081"},
 			"metrics.port and health.port are both 8081"},
+		{"DI server and metrics on one port", []string{"--set", "diServer.port=8080"},
+			"diServer.port and metrics.port are both 8080"},
+		{"DI server and probes on one port", []string{"--set", "diServer.port=8081"},
+			"diServer.port and health.port are both 8081"},
+		{"DI server and probes on one port, metrics off", []string{"--set", "diServer.port=8081,metrics.enabled=false"},
+			"diServer.port and health.port are both 8081"},
+		{"allocator with a period of zero", []string{"--skip-schema-validation", "--set", "allocator.schedulingPeriod=0s"},
+			"allocator.schedulingPeriod is 0s with allocator.enabled"},
+		{"allocator with a period of zero, unitless", []string{"--skip-schema-validation", "--set-string", "allocator.schedulingPeriod=0"},
+			"allocator.schedulingPeriod is 0 with allocator.enabled"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, err := helm(t, append([]string{"template", release, reconcilerChart}, c.args...)...)
@@ -120,15 +164,14 @@ func TestTemplateRefusesBadCombinations(t *testing.T) {
 func TestClusterScopeRBAC(t *testing.T) {
 	objs := render(t)
 
-	clusterRoles := ofKind[rbacv1.ClusterRole](t, objs, "ClusterRole")
-	require.Len(t, clusterRoles, 1)
-	assert.Equal(t, release, clusterRoles[0].Name)
-	assert.Equal(t, reconcilerRules, clusterRoles[0].Rules)
-
-	bindings := ofKind[rbacv1.ClusterRoleBinding](t, objs, "ClusterRoleBinding")
-	require.Len(t, bindings, 1)
-	assert.Equal(t, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: release}, bindings[0].RoleRef)
-	assert.Equal(t, []rbacv1.Subject{reconcilerSubject()}, bindings[0].Subjects)
+	assert.Equal(t, map[string][]rbacv1.PolicyRule{
+		release:            reconcilerRules,
+		release + "-nodes": nodeRules,
+	}, clusterRules(t, objs))
+	assert.Equal(t, map[string]rbacv1.RoleRef{
+		release:            {APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: release},
+		release + "-nodes": {APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: release + "-nodes"},
+	}, clusterBindings(t, objs))
 
 	// The one Role is leader election's, in the release namespace.
 	roles := ofKind[rbacv1.Role](t, objs, "Role")
@@ -152,8 +195,13 @@ func TestClusterScopeRBAC(t *testing.T) {
 func TestNamespaceScopeRBAC(t *testing.T) {
 	objs := render(t, "--set", "watchNamespaces={a,b}")
 
-	assert.Empty(t, ofKind[rbacv1.ClusterRole](t, objs, "ClusterRole"), "a watched namespace list needs no cluster-wide right")
-	assert.Empty(t, ofKind[rbacv1.ClusterRoleBinding](t, objs, "ClusterRoleBinding"))
+	// Nodes belong to no namespace: the allocator reads them cluster-wide,
+	// and that is the one cluster-wide right.
+	assert.Equal(t, map[string][]rbacv1.PolicyRule{release + "-nodes": nodeRules}, clusterRules(t, objs),
+		"a watched namespace list needs no cluster-wide right but reading Nodes")
+	assert.Equal(t, map[string]rbacv1.RoleRef{
+		release + "-nodes": {APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: release + "-nodes"},
+	}, clusterBindings(t, objs))
 
 	rolesIn := map[string][]rbacv1.PolicyRule{}
 	for _, role := range ofKind[rbacv1.Role](t, objs, "Role") {
@@ -180,15 +228,57 @@ func TestNamespaceScopeRBAC(t *testing.T) {
 	assert.Contains(t, reconcilerContainer(t, objs).Args, "--namespaces=a,b")
 }
 
+// TestOptionalRights: the DI server's right to scale and the allocator's
+// to read Nodes are granted with them only, in either scope.
+func TestOptionalRights(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		args         []string
+		clusterRoles map[string][]rbacv1.PolicyRule
+		roles        map[string][]rbacv1.PolicyRule // but leader election's
+	}{
+		{"cluster scope without the DI server", []string{"--set", "diServer.enabled=false"},
+			map[string][]rbacv1.PolicyRule{release: withoutScale(), release + "-nodes": nodeRules}, map[string][]rbacv1.PolicyRule{}},
+		{"cluster scope without the allocator", []string{"--set", "allocator.enabled=false"},
+			map[string][]rbacv1.PolicyRule{release: reconcilerRules}, map[string][]rbacv1.PolicyRule{}},
+		{"namespace scope without the DI server", []string{"--set", "watchNamespaces={a},diServer.enabled=false"},
+			map[string][]rbacv1.PolicyRule{release + "-nodes": nodeRules}, map[string][]rbacv1.PolicyRule{"a/" + release: withoutScale()}},
+		{"namespace scope without either", []string{"--set", "watchNamespaces={a},diServer.enabled=false,allocator.enabled=false"},
+			map[string][]rbacv1.PolicyRule{}, map[string][]rbacv1.PolicyRule{"a/" + release: withoutScale()}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			objs := render(t, c.args...)
+			assert.Equal(t, c.clusterRoles, clusterRules(t, objs))
+			bound := map[string]bool{}
+			for name, ref := range clusterBindings(t, objs) {
+				assert.Equal(t, name, ref.Name, "ClusterRoleBinding %s binds the ClusterRole of its name", name)
+				bound[name] = true
+			}
+			for name := range c.clusterRoles {
+				assert.True(t, bound[name], "ClusterRole %s is bound", name)
+			}
+			assert.Len(t, bound, len(c.clusterRoles), "a ClusterRoleBinding to each ClusterRole, and no other")
+			roles := map[string][]rbacv1.PolicyRule{}
+			for _, role := range ofKind[rbacv1.Role](t, objs, "Role") {
+				if role.Name != release+"-leader-election" {
+					roles[role.Namespace+"/"+role.Name] = role.Rules
+				}
+			}
+			assert.Equal(t, c.roles, roles)
+		})
+	}
+}
+
 // TestLeastPrivilege looks at every rule any configuration grants: no
 // wildcard, no way to read Secrets in bulk or change one, no way to grant
 // itself more.
 func TestLeastPrivilege(t *testing.T) {
 	for name, args := range map[string][]string{
-		"cluster scope":           nil,
-		"namespace scope":         {"--set", "watchNamespaces={a,b}"},
-		"without leader election": {"--set", "leaderElection.enabled=false"},
-		"three replicas":          {"--set", "replicaCount=3"},
+		"cluster scope":                          nil,
+		"namespace scope":                        {"--set", "watchNamespaces={a,b}"},
+		"without leader election":                {"--set", "leaderElection.enabled=false"},
+		"three replicas":                         {"--set", "replicaCount=3"},
+		"without the DI server or the allocator": {"--set", "diServer.enabled=false,allocator.enabled=false"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			objs := render(t, args...)
@@ -207,7 +297,12 @@ func TestLeastPrivilege(t *testing.T) {
 				}
 				assert.Empty(t, rule.NonResourceURLs, "%+v", rule)
 				for _, r := range rule.Resources {
-					assert.NotContains(t, r, "/", "subresource %s: the reconciler needs none", r)
+					if strings.Contains(r, "/") {
+						assert.Equal(t, scaleRule, rule, "subresource %s: the reconciler needs none but updating statefulsets/scale", r)
+					}
+				}
+				if slices.Contains(rule.Resources, "nodes") {
+					assert.Equal(t, nodeRules[0], rule, "nodes: read only, and in a rule of their own")
 				}
 				for _, verb := range []string{"escalate", "bind", "impersonate"} {
 					assert.NotContains(t, rule.Verbs, verb, "%+v", rule)
@@ -287,7 +382,9 @@ func TestDeployment(t *testing.T) {
 		"--leader-election-id=" + release,
 		"--metrics-bind-address=:8080",
 		"--health-probe-bind-address=:8081",
+		"--di-server-bind-address=:8082",
 		"--coalesce=100ms",
+		"--scheduling-period=30s",
 		"--log-level=info",
 	}, container.Args)
 	assert.Equal(t, []corev1.EnvVar{{
@@ -297,6 +394,7 @@ func TestDeployment(t *testing.T) {
 	assert.Equal(t, []corev1.ContainerPort{
 		{Name: "metrics", ContainerPort: 8080, Protocol: corev1.ProtocolTCP},
 		{Name: "health", ContainerPort: 8081, Protocol: corev1.ProtocolTCP},
+		{Name: "di-server", ContainerPort: 8082, Protocol: corev1.ProtocolTCP},
 	}, container.Ports)
 	require.NotNil(t, container.LivenessProbe)
 	require.NotNil(t, container.ReadinessProbe)
@@ -312,7 +410,8 @@ func TestDeploymentValues(t *testing.T) {
 	objs := render(t,
 		"--set", "coalesce=1s,logLevel=debug,health.port=9091,metrics.port=9090",
 		"--set", "image.tag=v9.9.9,podLabels.team=ml,podLabels.app\\.kubernetes\\.io/name=other",
-		"--set", "leaderElection.enabled=false")
+		"--set", "leaderElection.enabled=false",
+		"--set", "diServer.port=9092,allocator.schedulingPeriod=1m30s")
 	deployment := ofKind[appsv1.Deployment](t, objs, "Deployment")[0]
 	container := deployment.Spec.Template.Spec.Containers[0]
 	assert.Equal(t, []string{
@@ -320,7 +419,9 @@ func TestDeploymentValues(t *testing.T) {
 		"--leader-elect=false",
 		"--metrics-bind-address=:9090",
 		"--health-probe-bind-address=:9091",
+		"--di-server-bind-address=:9092",
 		"--coalesce=1s",
+		"--scheduling-period=1m30s",
 		"--log-level=debug",
 	}, container.Args)
 	assert.Equal(t, "ghcr.io/trainfn/trainfn:v9.9.9", container.Image)
@@ -336,21 +437,123 @@ func TestDeploymentValues(t *testing.T) {
 }
 
 func TestMetricsService(t *testing.T) {
-	services := ofKind[corev1.Service](t, render(t, "--set", "metrics.prometheusAnnotations=true"), "Service")
-	require.Len(t, services, 1)
-	service := services[0]
-	assert.Equal(t, release+"-metrics", service.Name)
+	service := serviceNamed(t, render(t, "--set", "metrics.prometheusAnnotations=true"), release+"-metrics")
+	require.NotNil(t, service, "no Service %s-metrics", release)
 	assert.Equal(t, corev1.ServiceTypeClusterIP, service.Spec.Type)
 	assert.Equal(t, []corev1.ServicePort{{Name: "metrics", Port: 8080, TargetPort: intstr.FromString("metrics"), Protocol: corev1.ProtocolTCP}}, service.Spec.Ports)
 	assert.Equal(t, map[string]string{"prometheus.io/scrape": "true", "prometheus.io/port": "8080", "prometheus.io/path": "/metrics"}, service.Annotations)
 
-	assert.Empty(t, ofKind[corev1.Service](t, render(t), "Service")[0].Annotations, "prometheus annotations only when asked for")
+	for _, service := range ofKind[corev1.Service](t, render(t), "Service") {
+		assert.Empty(t, service.Annotations, "Service %s: prometheus annotations only when asked for, on the metrics Service", service.Name)
+	}
 
 	objs := render(t, "--set", "metrics.enabled=false")
-	assert.Empty(t, ofKind[corev1.Service](t, objs, "Service"))
+	assert.Nil(t, serviceNamed(t, objs, release+"-metrics"))
 	container := reconcilerContainer(t, objs)
 	assert.Contains(t, container.Args, "--metrics-bind-address=0", "0 turns the metrics server off")
-	assert.Equal(t, []corev1.ContainerPort{{Name: "health", ContainerPort: 8081, Protocol: corev1.ProtocolTCP}}, container.Ports)
+	assert.Equal(t, []corev1.ContainerPort{
+		{Name: "health", ContainerPort: 8081, Protocol: corev1.ProtocolTCP},
+		{Name: "di-server", ContainerPort: 8082, Protocol: corev1.ProtocolTCP},
+	}, container.Ports)
+}
+
+// TestDIServerService: the DI server's Service is where trainfn points
+// DIJobs by default, the release installed as the README says; it and the
+// container's port follow diServer.
+func TestDIServerService(t *testing.T) {
+	objs := render(t)
+	service := serviceNamed(t, objs, release+"-di-server")
+	require.NotNil(t, service, "no Service %s-di-server", release)
+	assert.Equal(t, releaseNamespace, service.Namespace)
+	assert.Equal(t, corev1.ServiceTypeClusterIP, service.Spec.Type)
+	assert.Equal(t, []corev1.ServicePort{{Name: "di-server", Port: 8082, TargetPort: intstr.FromString("di-server"), Protocol: corev1.ProtocolTCP}}, service.Spec.Ports)
+	assert.Equal(t, ofKind[appsv1.Deployment](t, objs, "Deployment")[0].Spec.Selector.MatchLabels, service.Spec.Selector,
+		"every replica serves the API, the leader or not")
+	assert.Equal(t, options.DefaultDIServerURL, fmt.Sprintf("http://%s.%s:%d", service.Name, service.Namespace, service.Spec.Ports[0].Port),
+		"trainfn renders DIJobs to call this Service")
+	assert.Contains(t, reconcilerContainer(t, objs).Ports, corev1.ContainerPort{Name: "di-server", ContainerPort: 8082, Protocol: corev1.ProtocolTCP})
+
+	objs = render(t, "--set", "diServer.port=9000")
+	service = serviceNamed(t, objs, release+"-di-server")
+	require.NotNil(t, service)
+	assert.Equal(t, []corev1.ServicePort{{Name: "di-server", Port: 9000, TargetPort: intstr.FromString("di-server"), Protocol: corev1.ProtocolTCP}}, service.Spec.Ports)
+	container := reconcilerContainer(t, objs)
+	assert.Contains(t, container.Args, "--di-server-bind-address=:9000")
+	assert.Contains(t, container.Ports, corev1.ContainerPort{Name: "di-server", ContainerPort: 9000, Protocol: corev1.ProtocolTCP})
+
+	// The ports of servers turned off are free.
+	render(t, "--set", "diServer.port=8080,metrics.enabled=false")
+	render(t, "--set", "diServer.port=8081,diServer.enabled=false")
+
+	// A Service name is a DNS label: the full name is shortened to fit.
+	long := strings.Repeat("a", 63)
+	service = serviceNamed(t, render(t, "--set", "fullnameOverride="+long), strings.Repeat("a", 53)+"-di-server")
+	require.NotNil(t, service, "the DI server's Service of a 63-character full name")
+	assert.LessOrEqual(t, len(service.Name), 63)
+
+	objs = render(t, "--set", "diServer.enabled=false")
+	assert.Nil(t, serviceNamed(t, objs, release+"-di-server"))
+	container = reconcilerContainer(t, objs)
+	assert.Contains(t, container.Args, "--di-server-bind-address=0", "0 turns the DI server off")
+	for _, port := range container.Ports {
+		assert.NotEqual(t, "di-server", port.Name)
+	}
+}
+
+// TestDIServerNetworkPolicy: asked for, a NetworkPolicy admits to the DI
+// server's port only the pods trainfn renders, from where the reconciler
+// watches, and leaves the other ports as open as without it.
+func TestDIServerNetworkPolicy(t *testing.T) {
+	assert.Empty(t, ofKind[networkingv1.NetworkPolicy](t, render(t), "NetworkPolicy"), "none unless asked for")
+	assert.Empty(t, ofKind[networkingv1.NetworkPolicy](t, render(t, "--set", "diServer.networkPolicy=true,diServer.enabled=false"), "NetworkPolicy"),
+		"none without the DI server")
+
+	tcp := ptr.To(corev1.ProtocolTCP)
+	port := func(n int32) networkingv1.NetworkPolicyPort {
+		return networkingv1.NetworkPolicyPort{Protocol: tcp, Port: ptr.To(intstr.FromInt32(n))}
+	}
+	trainfnPods := &metav1.LabelSelector{MatchLabels: map[string]string{trainfnlabels.OperatorName: trainfnlabels.Operator}}
+
+	objs := render(t, "--set", "diServer.networkPolicy=true")
+	policies := ofKind[networkingv1.NetworkPolicy](t, objs, "NetworkPolicy")
+	require.Len(t, policies, 1)
+	policy := policies[0]
+	assert.Equal(t, release+"-di-server", policy.Name)
+	assert.Equal(t, releaseNamespace, policy.Namespace)
+	assert.Equal(t, *ofKind[appsv1.Deployment](t, objs, "Deployment")[0].Spec.Selector, policy.Spec.PodSelector)
+	assert.Equal(t, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}, policy.Spec.PolicyTypes, "it never limits what the reconciler reaches")
+	assert.Equal(t, []networkingv1.NetworkPolicyIngressRule{
+		{
+			From:  []networkingv1.NetworkPolicyPeer{{PodSelector: trainfnPods, NamespaceSelector: &metav1.LabelSelector{}}},
+			Ports: []networkingv1.NetworkPolicyPort{port(8082)},
+		},
+		{Ports: []networkingv1.NetworkPolicyPort{port(8080), port(8081)}},
+	}, policy.Spec.Ingress)
+
+	objs = render(t, "--set", "diServer.networkPolicy=true,watchNamespaces={a,b},metrics.enabled=false,diServer.port=9000")
+	policies = ofKind[networkingv1.NetworkPolicy](t, objs, "NetworkPolicy")
+	require.Len(t, policies, 1)
+	watched := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+		{Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpIn, Values: []string{"a", "b"}},
+	}}
+	assert.Equal(t, []networkingv1.NetworkPolicyIngressRule{
+		{
+			From:  []networkingv1.NetworkPolicyPeer{{PodSelector: trainfnPods, NamespaceSelector: watched}},
+			Ports: []networkingv1.NetworkPolicyPort{port(9000)},
+		},
+		{Ports: []networkingv1.NetworkPolicyPort{port(8081)}},
+	}, policies[0].Spec.Ingress, "the watched namespaces' pods only: the API knows no other namespace's jobs")
+}
+
+// TestAllocator: the allocator's period, or 0 when it is off.
+func TestAllocator(t *testing.T) {
+	assert.Contains(t, reconcilerContainer(t, render(t)).Args, "--scheduling-period=30s")
+	assert.Contains(t, reconcilerContainer(t, render(t, "--set", "allocator.schedulingPeriod=2m")).Args, "--scheduling-period=2m")
+	objs := render(t, "--set", "allocator.enabled=false")
+	assert.Contains(t, reconcilerContainer(t, objs).Args, "--scheduling-period=0", "0 runs no allocator")
+	assert.NotContains(t, clusterRules(t, objs), release+"-nodes")
+	// Off, its period may be anything, zero too.
+	render(t, "--set", "allocator.enabled=false,allocator.schedulingPeriod=0s")
 }
 
 func TestPodDisruptionBudget(t *testing.T) {
@@ -474,6 +677,41 @@ func reconcilerContainer(t *testing.T, objs []*unstructured.Unstructured) corev1
 	return containers[0]
 }
 
+// serviceNamed is the Service of that name, nil when there is none.
+func serviceNamed(t *testing.T, objs []*unstructured.Unstructured, name string) *corev1.Service {
+	t.Helper()
+	for _, service := range ofKind[corev1.Service](t, objs, "Service") {
+		if service.Name == name {
+			return &service
+		}
+	}
+	return nil
+}
+
+// clusterRules are the rules of every ClusterRole, by name; none may
+// aggregate others'.
+func clusterRules(t *testing.T, objs []*unstructured.Unstructured) map[string][]rbacv1.PolicyRule {
+	t.Helper()
+	rules := map[string][]rbacv1.PolicyRule{}
+	for _, role := range ofKind[rbacv1.ClusterRole](t, objs, "ClusterRole") {
+		assert.Nil(t, role.AggregationRule, "ClusterRole %s aggregates others' rules", role.Name)
+		rules[role.Name] = role.Rules
+	}
+	return rules
+}
+
+// clusterBindings are the roles of every ClusterRoleBinding, by name; each
+// binds the reconciler's ServiceAccount and nothing else.
+func clusterBindings(t *testing.T, objs []*unstructured.Unstructured) map[string]rbacv1.RoleRef {
+	t.Helper()
+	refs := map[string]rbacv1.RoleRef{}
+	for _, binding := range ofKind[rbacv1.ClusterRoleBinding](t, objs, "ClusterRoleBinding") {
+		assert.Equal(t, []rbacv1.Subject{reconcilerSubject()}, binding.Subjects, "ClusterRoleBinding %s", binding.Name)
+		refs[binding.Name] = binding.RoleRef
+	}
+	return refs
+}
+
 func reconcilerSubject() rbacv1.Subject {
 	return rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: release, Namespace: releaseNamespace}
 }
@@ -544,6 +782,8 @@ func TestArgsAreTheReconcilersFlags(t *testing.T) {
 	for _, values := range [][]string{
 		nil,
 		{"--set", "watchNamespaces={a,b}", "--set", "metrics.enabled=false", "--set", "leaderElection.enabled=false", "--set", "logLevel=debug"},
+		{"--set", "diServer.enabled=false,allocator.enabled=false"},
+		{"--set", "diServer.port=9000,allocator.schedulingPeriod=1m30s"},
 	} {
 		c := reconcilerContainer(t, render(t, values...))
 		args := slices.Concat(c.Command, c.Args)

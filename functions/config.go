@@ -49,6 +49,9 @@ func configure(docs []Document) (options.Options, []Document, Diagnostics) {
 		if opts.MPI.LaunchMode == "" {
 			opts.MPI = options.Default.MPI
 		}
+		if opts.DI.ServerURL == "" {
+			opts.DI = options.Default.DI
+		}
 	}
 	return opts, rest, diags
 }

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render"
+	"github.com/trainfn/trainfn/render/dijob"
 	"github.com/trainfn/trainfn/render/mpijob"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/pytorchjob"
@@ -20,10 +21,11 @@ import (
 
 // renderers are the kinds trainfn expands; each has a schema.
 var renderers = map[schemas.Kind]func(*schemas.Validated, options.Options) (render.Output, field.ErrorList){
-	{APIVersion: "kubeflow.org/v2beta1", Kind: "MPIJob"}:  mpijob.RenderV2beta1,
-	{APIVersion: "kubeflow.org/v1", Kind: "PyTorchJob"}:   pytorchjob.RenderV1,
-	{APIVersion: "kubeflow.org/v1", Kind: "MPIJob"}:       mpijob.RenderV1,
-	{APIVersion: "kubeflow.org/v1alpha1", Kind: "MPIJob"}: mpijob.RenderV1alpha1,
+	{APIVersion: "kubeflow.org/v2beta1", Kind: "MPIJob"}:           mpijob.RenderV2beta1,
+	{APIVersion: "kubeflow.org/v1", Kind: "PyTorchJob"}:            pytorchjob.RenderV1,
+	{APIVersion: "kubeflow.org/v1", Kind: "MPIJob"}:                mpijob.RenderV1,
+	{APIVersion: "kubeflow.org/v1alpha1", Kind: "MPIJob"}:          mpijob.RenderV1alpha1,
+	{APIVersion: "diengine.opendilab.org/v2alpha1", Kind: "DIJob"}: dijob.RenderV2alpha1,
 }
 
 // jobGroups hold job kinds trainfn may not expand yet; such documents pass

@@ -102,7 +102,7 @@ func removeIfPresent(path string) error {
 	return nil
 }
 
-var jobKind = regexp.MustCompile(`(?m)^kind: "?(MPIJob|PyTorchJob)"?\s*$`)
+var jobKind = regexp.MustCompile(`(?m)^kind: "?(MPIJob|PyTorchJob|DIJob)"?\s*$`)
 
 // TestUpstreamCopies checks the golden cases copied from the operators'
 // repositories against the compatibility corpus, when it is at hand: every

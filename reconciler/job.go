@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/trainfn/trainfn/reconciler/phase"
 	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/render/options"
@@ -25,20 +26,25 @@ type job struct {
 }
 
 // workers are the job's workers' workloads: one StatefulSet or Job, or one
-// Job per worker.
+// Job per worker; for a DIJob, every workload, one per task.
 func (j *job) workers() []client.Object {
 	var out []client.Object
 	for i := range j.statefulSets {
-		if j.statefulSets[i].Labels[labels.JobRole] == labels.RoleWorker {
+		if isWorkers(&j.statefulSets[i]) {
 			out = append(out, &j.statefulSets[i])
 		}
 	}
 	for i := range j.jobs {
-		if j.jobs[i].Labels[labels.JobRole] == labels.RoleWorker {
+		if isWorkers(&j.jobs[i]) {
 			out = append(out, &j.jobs[i])
 		}
 	}
 	return out
+}
+
+func isWorkers(obj client.Object) bool {
+	_, di := obj.GetAnnotations()[handoff.DIJobGeneration]
+	return di || obj.GetLabels()[labels.JobRole] == labels.RoleWorker
 }
 
 // elastic is the job's worker StatefulSet when its count is a run-time fact.
@@ -107,6 +113,9 @@ func (j *job) ended(workers client.Object) outcome {
 	}
 	kind, name, ok := handoff.ParseEndsWith(workers.GetAnnotations()[handoff.EndsWith])
 	if !ok {
+		if _, di := workers.GetAnnotations()[handoff.DIJobGeneration]; di {
+			return j.diOutcome()
+		}
 		return running
 	}
 	switch kind {
@@ -116,10 +125,33 @@ func (j *job) ended(workers client.Object) outcome {
 		}
 	case handoff.EndsWithContainerKind:
 		for _, p := range j.podsOf(labels.RoleWorker) {
-			if exitedCleanly(&p, name) {
+			if phase.ExitedCleanly(&p, name) {
 				return succeeded
 			}
 		}
+	}
+	return running
+}
+
+// diOutcome is how a DIJob whose workers run as Jobs ended: as
+// DI-orchestrator has it, it failed when one of them failed, and succeeded
+// when all of them did.
+func (j *job) diOutcome() outcome {
+	all, done := 0, 0
+	for i := range j.jobs {
+		if _, di := j.jobs[i].Annotations[handoff.DIJobGeneration]; !di {
+			continue
+		}
+		all++
+		switch jobOutcome(&j.jobs[i]) {
+		case failed:
+			return failed
+		case succeeded:
+			done++
+		}
+	}
+	if all > 0 && done == all {
+		return succeeded
 	}
 	return running
 }
@@ -139,22 +171,6 @@ func jobOutcome(job *batchv1.Job) outcome {
 		}
 	}
 	return running
-}
-
-// exitedCleanly tells whether the pod's container has exited with status 0,
-// now or before its last restart.
-func exitedCleanly(p *corev1.Pod, container string) bool {
-	for _, s := range p.Status.ContainerStatuses {
-		if s.Name != container {
-			continue
-		}
-		for _, t := range []*corev1.ContainerStateTerminated{s.State.Terminated, s.LastTerminationState.Terminated} {
-			if t != nil && t.ExitCode == 0 {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // replicas is a StatefulSet's desired count, with the API's default.

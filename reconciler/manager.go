@@ -20,10 +20,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/trainfn/trainfn/reconciler/allocator"
+	"github.com/trainfn/trainfn/reconciler/diserver"
 	trainfnlabels "github.com/trainfn/trainfn/render/labels"
 )
 
@@ -44,6 +47,12 @@ type Options struct {
 	Workers int
 	// ShutdownTimeout bounds the wait for running reconciles on exit.
 	ShutdownTimeout time.Duration
+	// SchedulingPeriod is how often the allocator rebalances preemptible
+	// DIJobs; 0 runs no allocator, and the scheduler alone places their
+	// workers.
+	SchedulingPeriod time.Duration
+	// DIServerAddress serves the DI server API; "0" turns it off.
+	DIServerAddress string
 }
 
 // Run runs the reconciler until ctx ends.
@@ -111,6 +120,35 @@ func NewManager(config *rest.Config, opts Options) (ctrl.Manager, error) {
 		Recorder: mgr.GetEventRecorder(FieldManager),
 		Metrics:  NewMetrics(metrics.Registry),
 		Now:      time.Now,
+	}
+	if opts.DIServerAddress != "0" && opts.DIServerAddress != "" {
+		api, err := diserver.New(diserver.Config{
+			Cache: mgr.GetClient(), Live: mgr.GetAPIReader(), Writer: mgr.GetClient(),
+			Namespaces: opts.Namespaces, Log: mgr.GetLogger().WithName("di-server"),
+			Metrics: diserver.NewMetrics(metrics.Registry),
+		})
+		if err != nil {
+			return nil, err
+		}
+		// Every replica answers: the API's writes are conditional on what
+		// they read, so replicas cannot undo each other's.
+		if err := mgr.Add(&manager.Server{
+			Name:            "di-server",
+			Server:          &http.Server{Addr: opts.DIServerAddress, Handler: api, ReadHeaderTimeout: 10 * time.Second},
+			ShutdownTimeout: &shutdown,
+		}); err != nil {
+			return nil, err
+		}
+	}
+	if opts.SchedulingPeriod > 0 {
+		r.Allocation = &Allocation{
+			Client: mgr.GetClient(), Live: mgr.GetAPIReader(), Policy: allocator.MarginalThroughput{},
+			Period: opts.SchedulingPeriod, Namespaces: opts.Namespaces, Recorder: r.Recorder, Metrics: r.Metrics,
+		}
+		// A Runnable without NeedLeaderElection runs on the leader only.
+		if err := mgr.Add(r.Allocation); err != nil {
+			return nil, err
+		}
 	}
 	workers := opts.Workers
 	if workers < 1 {

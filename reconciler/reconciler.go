@@ -9,7 +9,12 @@
 //     kept within the job's bounds, whoever scales them;
 //   - clean-up when a job ends (runPolicy.cleanPodPolicy), by suspending the
 //     workers' Job or scaling their StatefulSet to zero;
-//   - the job's SSH Secret, when the user supplied none.
+//   - the job's SSH Secret, when the user supplied none;
+//   - for DIJobs, the phase (on the first workload), the nodes the
+//     allocator chose for a preemptible job's workers (pinned on each new
+//     pod before its scheduling gate is lifted), and the DI server API,
+//     which changes a preemptible job's worker count and keeps its
+//     profilings.
 package reconciler
 
 import (
@@ -55,6 +60,9 @@ type Reconciler struct {
 	Metrics  *Metrics
 	// Now is the clock discovery latency is measured with.
 	Now func() time.Time
+	// Allocation places preemptible DIJobs' workers; nil when no
+	// allocator runs, and the scheduler places them alone.
+	Allocation *Allocation
 
 	// secretsSeen remembers the SSH Secrets found for a set of owners,
 	// so that a Secret is looked up once per job, not once per event.
@@ -79,7 +87,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if s := j.elastic(); s != nil && !ended {
 		errs = append(errs, r.scale(ctx, s))
 		errs = append(errs, r.discover(ctx, j, s))
+		if isPreemptible(s) {
+			errs = append(errs, r.liftGates(ctx, j, s))
+		}
 	}
+	errs = append(errs, r.recordPhase(ctx, j))
 	return reconcile.Result{}, errors.Join(errs...)
 }
 
@@ -131,7 +143,13 @@ func (r *Reconciler) scale(ctx context.Context, s *appsv1.StatefulSet) error {
 	}
 	patch := map[string]any{"spec": map[string]any{"replicas": want}}
 	if why == "Started" {
-		patch["metadata"] = map[string]any{"annotations": map[string]string{handoff.ScaledFrom: fmt.Sprint(want)}}
+		annotations := map[string]string{handoff.ScaledFrom: fmt.Sprint(want)}
+		if r.Allocation != nil && isPreemptible(s) {
+			if list := r.Allocation.First(ctx, s, want); list != nil {
+				annotations[handoff.Allocation] = string(mustJSON(list))
+			}
+		}
+		patch["metadata"] = map[string]any{"annotations": annotations}
 	}
 	if err := r.mergePatch(ctx, s, patch); err != nil {
 		return err
@@ -224,9 +242,10 @@ func (r *Reconciler) cleanUp(ctx context.Context, j *job, workers client.Object)
 			}
 			return true, nil
 		}
-		if w.Spec.Suspend == nil || !*w.Spec.Suspend {
+		if jobOutcome(w) == running && (w.Spec.Suspend == nil || !*w.Spec.Suspend) {
 			// Suspending deletes the Job's running pods and keeps it from
-			// making more; the Job itself stays, as GitOps applied it.
+			// making more; the Job itself stays, as GitOps applied it. A
+			// Job that ended by itself has nothing left to stop.
 			if err := r.mergePatch(ctx, w, map[string]any{"metadata": mark, "spec": map[string]any{"suspend": true}}); err != nil {
 				return true, err
 			}
@@ -263,6 +282,10 @@ func (r *Reconciler) deleteFinishedWorkers(ctx context.Context, j *job, w *batch
 
 // mergePatch writes only the given fields, under the reconciler's name.
 func (r *Reconciler) mergePatch(ctx context.Context, obj client.Object, patch map[string]any) error {
-	r.Metrics.Writes.WithLabelValues(kindOf(obj)).Inc()
-	return r.Client.Patch(ctx, obj, client.RawPatch(types.MergePatchType, mustJSON(patch)), client.FieldOwner(FieldManager))
+	return mergePatch(ctx, r.Client, r.Metrics, obj, patch)
+}
+
+func mergePatch(ctx context.Context, c client.Client, m *Metrics, obj client.Object, patch map[string]any) error {
+	m.Writes.WithLabelValues(kindOf(obj)).Inc()
+	return c.Patch(ctx, obj, client.RawPatch(types.MergePatchType, mustJSON(patch)), client.FieldOwner(FieldManager))
 }

@@ -16,7 +16,7 @@ import (
 	"cuelang.org/go/cue/load"
 )
 
-//go:embed cue.mod/module.cue k8s kubeflow fn
+//go:embed cue.mod/module.cue k8s kubeflow diengine fn
 var sources embed.FS
 
 // Kind names a job spec by the apiVersion and kind users write.
@@ -34,11 +34,12 @@ type definition struct {
 }
 
 var definitions = map[Kind]definition{
-	{APIVersion: "kubeflow.org/v2beta1", Kind: "MPIJob"}:     {pkg: "./kubeflow/v2beta1", name: "#MPIJob"},
-	{APIVersion: "kubeflow.org/v1", Kind: "PyTorchJob"}:      {pkg: "./kubeflow/v1", name: "#PyTorchJob"},
-	{APIVersion: "kubeflow.org/v1", Kind: "MPIJob"}:          {pkg: "./kubeflow/v1", name: "#MPIJob"},
-	{APIVersion: "kubeflow.org/v1alpha1", Kind: "MPIJob"}:    {pkg: "./kubeflow/v1alpha1", name: "#MPIJob"},
-	{APIVersion: "fn.trainfn.dev/v1alpha1", Kind: "TrainFn"}: {pkg: "./fn/v1alpha1", name: "#TrainFn"},
+	{APIVersion: "kubeflow.org/v2beta1", Kind: "MPIJob"}:           {pkg: "./kubeflow/v2beta1", name: "#MPIJob"},
+	{APIVersion: "kubeflow.org/v1", Kind: "PyTorchJob"}:            {pkg: "./kubeflow/v1", name: "#PyTorchJob"},
+	{APIVersion: "kubeflow.org/v1", Kind: "MPIJob"}:                {pkg: "./kubeflow/v1", name: "#MPIJob"},
+	{APIVersion: "kubeflow.org/v1alpha1", Kind: "MPIJob"}:          {pkg: "./kubeflow/v1alpha1", name: "#MPIJob"},
+	{APIVersion: "fn.trainfn.dev/v1alpha1", Kind: "TrainFn"}:       {pkg: "./fn/v1alpha1", name: "#TrainFn"},
+	{APIVersion: "diengine.opendilab.org/v2alpha1", Kind: "DIJob"}: {pkg: "./diengine/v2alpha1", name: "#DIJob"},
 }
 
 // Kinds lists the kinds that have a schema.

@@ -65,7 +65,7 @@ subcommands do the same on plain YAML files.`,
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(renderCommand(stdin, stdout, stderr), validateCommand(stdin, stderr), reconcileCommand(stderr), versionCommand(stdout))
+	root.AddCommand(renderCommand(stdin, stdout, stderr), validateCommand(stdin, stderr), reconcileCommand(stderr), statusCommand(stdout, stderr), versionCommand(stdout))
 	return root
 }
 

@@ -27,16 +27,19 @@ func reconcileCommand(stderr io.Writer) *cobra.Command {
 		Coalesce:         100 * time.Millisecond,
 		Workers:          4,
 		ShutdownTimeout:  20 * time.Second,
+		SchedulingPeriod: 30 * time.Second,
+		DIServerAddress:  ":8082",
 	}
 	var kubeconfig, level string
 	cmd := &cobra.Command{
 		Use:   "reconcile",
-		Short: "Run the in-cluster reconciler: elastic discovery and scaling, clean-up, SSH Secrets",
+		Short: "Run the in-cluster reconciler: elastic discovery and scaling, clean-up, SSH Secrets, the DI server",
 		Long: `reconcile keeps the run-time facts of the jobs trainfn rendered: the
 discovery script of elastic MPIJobs, the worker count of elastic jobs within
-their bounds, the clean-up of workers when a job ends (cleanPodPolicy), and
-the SSH Secret of jobs given none. It watches only objects trainfn rendered
-and never writes a field the rendered output sets.`,
+their bounds, the clean-up of workers when a job ends (cleanPodPolicy), the
+SSH Secret of jobs given none, and for DIJobs their phase, the allocator's
+placement of preemptible jobs' workers and the DI server API. It watches only
+objects trainfn rendered and never writes a field the rendered output sets.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var lvl zapcore.Level
@@ -65,13 +68,15 @@ and never writes a field the rendered output sets.`,
 	f := cmd.Flags()
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig to reach the API server; by default $KUBECONFIG, else the pod's service account")
 	f.StringSliceVar(&opts.Namespaces, "namespaces", nil, "namespaces to watch, comma-separated; all when empty")
-	f.BoolVar(&opts.LeaderElection, "leader-elect", opts.LeaderElection, "elect a leader among replicas; only the leader writes")
+	f.BoolVar(&opts.LeaderElection, "leader-elect", opts.LeaderElection, "elect a leader among replicas; only the leader reconciles and allocates, while every replica serves the DI server API")
 	f.StringVar(&opts.LeaderElectionID, "leader-election-id", opts.LeaderElectionID, "name of the leader election Lease")
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the Lease; by default $POD_NAMESPACE")
 	f.StringVar(&opts.MetricsAddress, "metrics-bind-address", opts.MetricsAddress, `address serving Prometheus /metrics; "0" turns it off`)
 	f.StringVar(&opts.ProbeAddress, "health-probe-bind-address", opts.ProbeAddress, `address serving /healthz and /readyz; "0" turns it off`)
 	f.DurationVar(&opts.Coalesce, "coalesce", opts.Coalesce, "how long bursts of pod events are gathered into one write")
 	f.IntVar(&opts.Workers, "workers", opts.Workers, "jobs reconciled at once")
+	f.DurationVar(&opts.SchedulingPeriod, "scheduling-period", opts.SchedulingPeriod, "how often the allocator rebalances preemptible DIJobs; 0 runs no allocator")
+	f.StringVar(&opts.DIServerAddress, "di-server-bind-address", opts.DIServerAddress, `address serving the DI server API; "0" turns it off`)
 	f.StringVar(&level, "log-level", "info", "info or debug; logs are JSON on stderr")
 	return cmd
 }

@@ -17,6 +17,9 @@ const (
 	// StatefulSetPodName is the label the StatefulSet controller puts on
 	// each of its pods: the pod's name, which is also its hostname.
 	StatefulSetPodName = "statefulset.kubernetes.io/pod-name"
+	// StatefulSetPodIndex is the label the StatefulSet controller puts on
+	// each of its pods: the pod's ordinal.
+	StatefulSetPodIndex = "apps.kubernetes.io/pod-index"
 	// Operator is the value of OperatorName on everything trainfn renders.
 	Operator = "trainfn"
 

@@ -67,6 +67,7 @@ const noGang = "None"
 type Options struct {
 	MPI  MPI  `json:"mpi"`
 	Gang Gang `json:"gangScheduling"`
+	DI   DI   `json:"di"`
 	// ElasticWorkers is nil for a job whose worker count is the rendered
 	// one; it is set by the job's annotation alone.
 	ElasticWorkers *Bounds `json:"-"`
@@ -109,8 +110,22 @@ type Gang struct {
 	Queue         string    `json:"queue"`
 }
 
+// DI are the choices for DIJobs.
+type DI struct {
+	// ServerURL is where the workers reach the DI server: DI_SERVER_URL.
+	ServerURL string `json:"serverURL"`
+}
+
 // Default is what a render without a function config uses.
-var Default = Options{MPI: MPI{LaunchMode: SSH, KubectlDeliveryImage: DefaultKubectlDeliveryImage}}
+var Default = Options{
+	MPI: MPI{LaunchMode: SSH, KubectlDeliveryImage: DefaultKubectlDeliveryImage},
+	DI:  DI{ServerURL: DefaultDIServerURL},
+}
+
+// DefaultDIServerURL is the DI server of trainfn's reconciler chart
+// installed as its README says: release trainfn-reconciler in the
+// namespace trainfn-system.
+const DefaultDIServerURL = "http://trainfn-reconciler-di-server.trainfn-system:8082"
 
 // DefaultKubectlDeliveryImage is mpi-operator's own kubectl delivery image,
 // which KubectlExec jobs used under the operator.

@@ -207,6 +207,9 @@ type Container struct {
 // the user's spec, so errors about it carry no field path.
 func ContainerOf(node *yaml.Node) *Container { return &Container{node: node} }
 
+// Path locates the container in the job spec; nil for one trainfn built.
+func (c *Container) Path() *field.Path { return c.path }
+
 // Get returns a field of the container, or nil.
 func (c *Container) Get(name string) *yaml.Node { return lookup(c.node, name) }
 
@@ -219,6 +222,15 @@ func (c *Container) AddEnv(name, value string) {
 	env := ensureSeq(c.node, "env")
 	if indexOfName(env, name) < 0 {
 		env.Content = append(env.Content, ynode.Map("name", name, "value", value))
+	}
+}
+
+// AddEnvFrom appends a variable read from the pod (valueFrom), unless the
+// container sets it itself.
+func (c *Container) AddEnvFrom(name string, valueFrom *yaml.Node) {
+	env := ensureSeq(c.node, "env")
+	if indexOfName(env, name) < 0 {
+		env.Content = append(env.Content, ynode.Map("name", name, "valueFrom", valueFrom))
 	}
 }
 

@@ -45,6 +45,7 @@ var reconcilerRights = []struct {
 	{"", "pods", []string{"get", "list", "watch", "patch", "delete"}},
 	{"", "configmaps", []string{"get", "list", "watch", "patch"}},
 	{"apps", "statefulsets", []string{"get", "list", "watch", "patch"}},
+	{"apps", "statefulsets/scale", []string{"update"}},
 	{"batch", "jobs", []string{"get", "list", "watch", "patch"}},
 	{"", "secrets", []string{"get", "create"}},
 	{"", "events", []string{"create", "patch"}},
@@ -53,7 +54,7 @@ var reconcilerRights = []struct {
 
 // reconcilerDenied are what the reconciler must not do where it watches:
 // read Secrets in bulk or change one the user supplied, remove the job's
-// ConfigMap, or run a pod (or a command in one) of its own.
+// ConfigMap or workloads, or run a pod (or a command in one) of its own.
 var reconcilerDenied = []chartAccess{
 	{verb: "list", resource: "secrets", why: "it would read every Secret"},
 	{verb: "watch", resource: "secrets", why: "it would read every Secret"},
@@ -64,12 +65,43 @@ var reconcilerDenied = []chartAccess{
 	{verb: "create", resource: "pods", why: "it never makes a pod"},
 	{verb: "create", resource: "pods/exec", name: "pi-worker-0", why: "it never runs a command in a pod"},
 	{verb: "delete", group: "batch", resource: "jobs", name: "pi-worker", why: "it suspends Jobs, never removes them"},
+	{verb: "delete", group: "apps", resource: "statefulsets", name: "pi-worker", why: "it scales StatefulSets, never removes them"},
+	{verb: "update", group: "apps", resource: "statefulsets", name: "pi-worker", why: "it patches StatefulSets, never replaces them"},
+	{verb: "get", group: "apps", resource: "statefulsets/scale", name: "pi-worker", why: "the DI server reads the StatefulSet, then updates its scale"},
+	{verb: "patch", group: "apps", resource: "statefulsets/scale", name: "pi-worker", why: "the DI server updates the scale, on condition of the version it read"},
+}
+
+// nodeRights are the allocator's: read every Node, cluster-wide whatever
+// the reconciler watches (Nodes belong to no namespace).
+var nodeRights = []string{"get", "list", "watch"}
+
+// nodeAccess asks about Nodes: read, when the allocator runs, and never
+// changed, removed or reached through the kubelet's API.
+func nodeAccess(allocator bool) []chartAccess {
+	const where = "the cluster"
+	var cases []chartAccess
+	for _, verb := range nodeRights {
+		why := "the allocator reads every Node"
+		if !allocator {
+			why = "no allocator runs"
+		}
+		cases = append(cases, chartAccess{verb: verb, resource: "nodes", where: where, allowed: allocator, why: why})
+	}
+	return append(cases,
+		chartAccess{verb: "update", resource: "nodes", name: "node-0", where: where, why: "the allocator only reads Nodes"},
+		chartAccess{verb: "patch", resource: "nodes", name: "node-0", where: where, why: "the allocator only reads Nodes"},
+		chartAccess{verb: "delete", resource: "nodes", name: "node-0", where: where, why: "the allocator only reads Nodes"},
+		chartAccess{verb: "create", resource: "nodes", where: where, why: "the allocator only reads Nodes"},
+		chartAccess{verb: "patch", resource: "nodes/status", name: "node-0", where: where, why: "the allocator only reads Nodes"},
+		chartAccess{verb: "get", resource: "nodes/proxy", name: "node-0", where: where, why: "the kubelet's API is not the allocator's"},
+	)
 }
 
 // TestChartClusterScope installs the reconciler's chart with its defaults,
 // as helm template renders it for a namespace, and asks the API server's
 // RBAC authorizer what its ServiceAccount may do: what the README lists, in
-// every namespace, and leader election in its own; nothing else.
+// every namespace, reading Nodes, and leader election in its own; nothing
+// else.
 func TestChartClusterScope(t *testing.T) {
 	t.Parallel()
 	ns, other := kube.Namespace(t), kube.Namespace(t)
@@ -84,20 +116,27 @@ func TestChartClusterScope(t *testing.T) {
 		cases = append(cases, denied(where[label], label)...)
 	}
 	cases = append(cases, leaseAccess(ns, other, chartFullname(ns))...)
+	cases = append(cases, nodeAccess(true)...)
 	checkChartAccess(t, reconciler, cases)
 }
 
-// TestChartNamespaceScope installs the chart to watch two namespaces: the
-// rights are there, and neither in the release namespace (beyond leader
-// election) nor in any other.
+// TestChartNamespaceScope installs the chart to watch two namespaces, with
+// the DI server's NetworkPolicy: the rights are there, and neither in the
+// release namespace (beyond leader election) nor in any other; reading
+// Nodes, which belong to no namespace, is the one cluster-wide right.
 func TestChartNamespaceScope(t *testing.T) {
 	t.Parallel()
 	ns, watchedA, watchedB, other := kube.Namespace(t), kube.Namespace(t), kube.Namespace(t), kube.Namespace(t)
-	objs := installChart(t, ns, "--set", "watchNamespaces={"+watchedA+","+watchedB+"}")
+	objs := installChart(t, ns, "--set", "watchNamespaces={"+watchedA+","+watchedB+"}", "--set", "diServer.networkPolicy=true")
+	kinds := map[string]int{}
 	for _, obj := range objs {
-		assert.NotContains(t, []string{"ClusterRole", "ClusterRoleBinding"}, obj.GetKind(),
-			"%s %s: watching namespaces needs no cluster-wide right", obj.GetKind(), obj.GetName())
+		kinds[obj.GetKind()]++
+		if obj.GetKind() == "ClusterRole" || obj.GetKind() == "ClusterRoleBinding" {
+			assert.Equal(t, chartFullname(ns)+"-nodes", obj.GetName(),
+				"%s %s: watching namespaces needs no cluster-wide right but reading Nodes", obj.GetKind(), obj.GetName())
+		}
 	}
+	assert.Equal(t, 1, kinds["NetworkPolicy"], "the API server took the DI server's NetworkPolicy")
 	checkRestrictedPod(t, ns, objs)
 
 	reconciler := serviceAccount{namespace: ns, name: chartFullname(ns)}
@@ -113,6 +152,33 @@ func TestChartNamespaceScope(t *testing.T) {
 		}
 	}
 	cases = append(cases, leaseAccess(ns, other, chartFullname(ns))...)
+	cases = append(cases, nodeAccess(true)...)
+	checkChartAccess(t, reconciler, cases)
+}
+
+// TestChartWithoutDIServerOrAllocator installs the chart with neither: it
+// may no longer scale StatefulSets through their scale subresource nor
+// read Nodes, and keeps the rest of the README's rights.
+func TestChartWithoutDIServerOrAllocator(t *testing.T) {
+	t.Parallel()
+	ns, other := kube.Namespace(t), kube.Namespace(t)
+	objs := installChart(t, ns, "--set", "diServer.enabled=false,allocator.enabled=false")
+	for _, obj := range objs {
+		assert.NotEqual(t, chartFullname(ns)+"-di-server", obj.GetName(), "%s %s without the DI server", obj.GetKind(), obj.GetName())
+		assert.NotEqual(t, chartFullname(ns)+"-nodes", obj.GetName(), "%s %s without the allocator", obj.GetKind(), obj.GetName())
+	}
+
+	reconciler := serviceAccount{namespace: ns, name: chartFullname(ns)}
+	var cases []chartAccess
+	for label, namespace := range map[string]string{"the release namespace": ns, "another namespace": other} {
+		for _, c := range tableRights(namespace, label) {
+			if c.resource == "statefulsets/scale" {
+				c.allowed, c.why = false, "no DI server runs"
+			}
+			cases = append(cases, c)
+		}
+	}
+	cases = append(cases, nodeAccess(false)...)
 	checkChartAccess(t, reconciler, cases)
 }
 

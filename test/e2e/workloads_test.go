@@ -50,8 +50,9 @@ func checkWorkloads(t *testing.T, ns string, objs []*unstructured.Unstructured) 
 		}
 		var sts appsv1.StatefulSet
 		require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &sts))
+		gated := len(sts.Spec.Template.Spec.SchedulingGates) > 0
 		for _, pod := range statefulSetPods(t, ns, &sts) {
-			promised[pod.Spec.Hostname], indexed[pod.Spec.Hostname] = true, true
+			promised[pod.Spec.Hostname], indexed[pod.Spec.Hostname] = !gated, true
 		}
 	}
 	for _, obj := range objs {
@@ -147,6 +148,15 @@ func statefulSetPods(t *testing.T, ns string, sts *appsv1.StatefulSet) []*corev1
 				return err
 			}
 			pods = append(pods, pod)
+			if len(sts.Spec.Template.Spec.SchedulingGates) > 0 {
+				// Its pods wait for the reconciler to lift their gate (a
+				// preemptible DIJob's, pinned to the allocator's node):
+				// created, not scheduled.
+				if !gatedPending(pod) {
+					waiting = append(waiting, fmt.Sprintf("%s is %s %s, not waiting at its scheduling gate", pod.Name, pod.Status.Phase, conditionMessages(pod)))
+				}
+				continue
+			}
 			if !running(pod) {
 				waiting = append(waiting, fmt.Sprintf("%s is %s %s", pod.Name, pod.Status.Phase, conditionMessages(pod)))
 			}
@@ -162,6 +172,16 @@ func statefulSetPods(t *testing.T, ns string, sts *appsv1.StatefulSet) []*corev1
 		require.Equal(t, sts.Spec.ServiceName, pod.Spec.Subdomain, "subdomain of %s", pod.Name)
 	}
 	return pods
+}
+
+// gatedPending tells whether a pod waits at a scheduling gate.
+func gatedPending(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonSchedulingGated {
+			return pod.Spec.NodeName == ""
+		}
+	}
+	return false
 }
 
 // reachesWorkersByExec reports whether a launcher starts processes on its
@@ -307,6 +327,11 @@ func environmentHosts(t *testing.T, objs []*unstructured.Unstructured) []environ
 				case "PET_RDZV_ENDPOINT":
 					host, _, _ := strings.Cut(e.Value, ":")
 					hosts = append(hosts, environmentHost{e.Name, host})
+				case "DI_NODES":
+					// DI-engine's workers, every one by its host.
+					for _, host := range strings.Split(e.Value, ",") {
+						hosts = append(hosts, environmentHost{e.Name, host})
+					}
 				}
 			}
 		}

@@ -24,6 +24,7 @@ type replica struct {
 	cmd             *exec.Cmd
 	stderr          *testtool.Buffer
 	metrics, probes string // loopback addresses
+	diServer        string
 	exited          chan struct{}
 	err             error // set once exited is closed
 }
@@ -34,12 +35,13 @@ type replica struct {
 // and checks that it never logged key material.
 func startReconciler(t *testing.T, ns string, flags ...string) *replica {
 	t.Helper()
-	ports := freePorts(t, 2)
+	ports := freePorts(t, 3)
 	r := &replica{
-		stderr:  &testtool.Buffer{},
-		metrics: "127.0.0.1:" + ports[0],
-		probes:  "127.0.0.1:" + ports[1],
-		exited:  make(chan struct{}),
+		stderr:   &testtool.Buffer{},
+		metrics:  "127.0.0.1:" + ports[0],
+		probes:   "127.0.0.1:" + ports[1],
+		diServer: "127.0.0.1:" + ports[2],
+		exited:   make(chan struct{}),
 	}
 	args := append([]string{"reconcile",
 		"--kubeconfig", kube.Kubeconfig,
@@ -47,6 +49,7 @@ func startReconciler(t *testing.T, ns string, flags ...string) *replica {
 		"--leader-election-namespace", ns,
 		"--metrics-bind-address", r.metrics,
 		"--health-probe-bind-address", r.probes,
+		"--di-server-bind-address", r.diServer,
 		"--coalesce", "50ms",
 	}, flags...)
 	r.cmd = exec.Command(trainfn, args...)

@@ -30,6 +30,15 @@ name is shortened to leave room for the suffix.
 {{- end }}
 
 {{/*
+The DI server's Service: the host of the DI_SERVER_URL trainfn renders
+into DIJobs, trainfn-reconciler-di-server.trainfn-system, when the release
+is trainfn-reconciler in trainfn-system.
+*/}}
+{{- define "trainfn-reconciler.diServerServiceName" -}}
+{{- printf "%s-di-server" (include "trainfn-reconciler.fullname" . | trunc 53 | trimSuffix "-") }}
+{{- end }}
+
+{{/*
 The Lease the replicas elect a leader with, one per release, so that two
 releases in one namespace (each watching its own namespaces) do not take
 turns reconciling each other's jobs.
@@ -83,6 +92,17 @@ Combinations of values the schema cannot refuse, refused with the reason.
 {{- if and .Values.metrics.enabled (eq (int .Values.metrics.port) (int .Values.health.port)) }}
 {{- fail (printf "metrics.port and health.port are both %d: the reconciler serves metrics and health probes on separate ports" (int .Values.health.port)) }}
 {{- end }}
+{{- if .Values.diServer.enabled }}
+{{- if and .Values.metrics.enabled (eq (int .Values.diServer.port) (int .Values.metrics.port)) }}
+{{- fail (printf "diServer.port and metrics.port are both %d: the reconciler serves the DI server API and metrics on separate ports" (int .Values.metrics.port)) }}
+{{- end }}
+{{- if eq (int .Values.diServer.port) (int .Values.health.port) }}
+{{- fail (printf "diServer.port and health.port are both %d: the reconciler serves the DI server API and health probes on separate ports" (int .Values.health.port)) }}
+{{- end }}
+{{- end }}
+{{- if and .Values.allocator.enabled (regexMatch "^(0|([0.]+(ns|us|µs|ms|s|m|h))+)$" (toString .Values.allocator.schedulingPeriod)) }}
+{{- fail (printf "allocator.schedulingPeriod is %s with allocator.enabled: a period of zero runs no allocator, though the chart would let it read every Node. Set allocator.enabled=false to run none, or a period above zero" (toString .Values.allocator.schedulingPeriod)) }}
+{{- end }}
 {{- end }}
 
 {{/*
@@ -91,9 +111,11 @@ of the README's table, in its order. Secrets: get and create only, so it
 can neither read every Secret nor change one the user supplied.
 */}}
 {{- define "trainfn-reconciler.rules" -}}
-# Which workers run and are ready, which launcher or worker exited; patch
-# annotates the launcher pod so the kubelet refreshes its ConfigMap volume
-# at once; delete removes finished workers (cleanPodPolicy All).
+# Which workers run and are ready, which launcher or worker exited, and
+# what every pod requests of its node (the allocator); patch annotates the
+# launcher pod so the kubelet refreshes its ConfigMap volume at once, and
+# lifts a preemptible DIJob worker's scheduling gate; delete removes
+# finished workers (cleanPodPolicy All).
 - apiGroups: [""]
   resources: [pods]
   verbs: [get, list, watch, patch, delete]
@@ -101,11 +123,22 @@ can neither read every Secret nor change one the user supplied.
 - apiGroups: [""]
   resources: [configmaps]
   verbs: [get, list, watch, patch]
-# An elastic job's worker replicas, kept within [min, max], 0 at its end.
+# An elastic job's worker replicas, kept within [min, max], 0 at its end;
+# the allocator's counts and placements of preemptible DIJobs; a DIJob's
+# phase and profilings annotations.
 - apiGroups: [apps]
   resources: [statefulsets]
   verbs: [get, list, watch, patch]
-# When a launcher or master ends; suspending a worker Job stops its pods.
+{{- if .Values.diServer.enabled }}
+# The DI server API's POST and DELETE .../replicas: a preemptible DIJob's
+# worker count, written through the scale subresource on condition that
+# the StatefulSet read just before is unchanged.
+- apiGroups: [apps]
+  resources: [statefulsets/scale]
+  verbs: [update]
+{{- end }}
+# When a launcher or master ends; suspending a worker Job stops its pods;
+# a DIJob's phase and profilings annotations.
 - apiGroups: [batch]
   resources: [jobs]
   verbs: [get, list, watch, patch]
@@ -138,6 +171,16 @@ binary's defaults, says how it runs.
 - --metrics-bind-address=0
 {{- end }}
 - --health-probe-bind-address=:{{ int .Values.health.port }}
+{{- if .Values.diServer.enabled }}
+- --di-server-bind-address=:{{ int .Values.diServer.port }}
+{{- else }}
+- --di-server-bind-address=0
+{{- end }}
 - --coalesce={{ .Values.coalesce }}
+{{- if .Values.allocator.enabled }}
+- --scheduling-period={{ .Values.allocator.schedulingPeriod }}
+{{- else }}
+- --scheduling-period=0
+{{- end }}
 - --log-level={{ .Values.logLevel }}
 {{- end }}

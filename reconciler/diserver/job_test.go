@@ -1,0 +1,106 @@
+package diserver
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/render/labels"
+)
+
+func reading(objs ...client.Object) client.Reader {
+	return fake.NewClientBuilder().WithObjects(objs...).Build()
+}
+
+// requireRefusal checks that err is a refusal with the status and words.
+func requireRefusal(t *testing.T, err error, status int, mentions string) {
+	t.Helper()
+	require.Error(t, err)
+	refused, ok := err.(*requestError)
+	require.True(t, ok, "%T %v is not a refusal", err, err)
+	require.Equal(t, status, refused.status, refused.message)
+	require.Contains(t, refused.message, mentions)
+}
+
+func TestLoadJobReadsItsWorkloadsByFirstRank(t *testing.T) {
+	learner := taskJob("j", "learner", 3, 2, 1)
+	collector := taskJob("j", "collector", 3, 0, 2)
+	j, err := loadJob(context.Background(), reading(learner, collector), JobID{"ns", "j", 3})
+	require.NoError(t, err)
+	require.Len(t, j.workloads, 2)
+	require.Equal(t, "j-collector", j.workloads[0].object.GetName())
+	require.Equal(t, "j-learner", j.workloads[1].object.GetName())
+	require.Equal(t, int32(3), j.workers())
+	require.Equal(t, int32(3), j.ranks())
+	require.Nil(t, j.preemptible())
+	leader, ok := j.leader()
+	require.True(t, ok)
+	require.Equal(t, "j-collector", leader.GetName())
+}
+
+func TestLoadJobKeepsTheNewestGeneration(t *testing.T) {
+	old := taskJob("j", "old", 1, 0, 2)
+	current := taskJob("j", "current", 2, 0, 2)
+	ctx := context.Background()
+	j, err := loadJob(ctx, reading(old, current), JobID{"ns", "j", 2})
+	require.NoError(t, err)
+	require.Len(t, j.workloads, 1)
+	require.Equal(t, "j-current", j.workloads[0].object.GetName())
+
+	_, err = loadJob(ctx, reading(old, current), JobID{"ns", "j", 1})
+	requireRefusal(t, err, http.StatusNotFound, "job ns/j: at generation 2, not 1")
+	_, err = loadJob(ctx, reading(old, current), JobID{"ns", "j", 3})
+	requireRefusal(t, err, http.StatusNotFound, "at generation 2, not 3")
+}
+
+func TestLoadJobFindsNoJob(t *testing.T) {
+	ctx := context.Background()
+	elsewhere := workerSet("j", 1, 2)
+	elsewhere.Namespace = "other"
+	// An MPIJob of the same name: trainfn's, but not a DIJob's workload.
+	mpi := &batchv1.Job{}
+	mpi.Namespace, mpi.Name, mpi.Labels = "ns", "j-launcher", labels.Role("j", labels.RoleLauncher)
+	_, err := loadJob(ctx, reading(elsewhere, mpi), JobID{"ns", "j", 1})
+	requireRefusal(t, err, http.StatusNotFound, "job ns/j: no DIJob of that name")
+}
+
+func TestLoadJobRefusesUnreadableAnnotations(t *testing.T) {
+	for key, value := range map[string]string{handoff.DIJobGeneration: "one", handoff.FirstRank: "-1"} {
+		s := workerSet("j", 1, 2)
+		s.Annotations[key] = value
+		_, err := loadJob(context.Background(), reading(s), JobID{"ns", "j", 1})
+		requireRefusal(t, err, http.StatusInternalServerError, "StatefulSet j-worker: metadata.annotations["+key+"]")
+	}
+}
+
+func TestScalable(t *testing.T) {
+	started := []string{handoff.ElasticWorkers, "1:4", handoff.ScaledFrom, "2"}
+	job := func(s ...client.Object) *diJob {
+		j, err := loadJob(context.Background(), reading(s...), JobID{"ns", "j", 1})
+		require.NoError(t, err)
+		return j
+	}
+
+	s, b, err := scalable(job(workerSet("j", 1, 2, started...)))
+	require.NoError(t, err)
+	require.Equal(t, "j-worker", s.Name)
+	require.Equal(t, int32(1), b.Min)
+	require.Equal(t, int32(4), b.Max)
+
+	_, _, err = scalable(job(taskJob("j", "worker", 1, 0, 2)))
+	requireRefusal(t, err, http.StatusConflict, "job ns/j is not preemptible")
+	_, _, err = scalable(job(workerSet("j", 1, 2)))
+	requireRefusal(t, err, http.StatusConflict, "job ns/j is not preemptible")
+	_, _, err = scalable(job(workerSet("j", 1, 2, handoff.ElasticWorkers, "1:4")))
+	requireRefusal(t, err, http.StatusConflict, "has not set its first worker count yet")
+	_, _, err = scalable(job(workerSet("j", 1, 2, append(started, handoff.Ended, "Succeeded")...)))
+	requireRefusal(t, err, http.StatusConflict, "job ns/j has ended (Succeeded)")
+	_, _, err = scalable(job(workerSet("j", 1, 2, handoff.ElasticWorkers, "4:1", handoff.ScaledFrom, "2")))
+	requireRefusal(t, err, http.StatusInternalServerError, "metadata.annotations["+handoff.ElasticWorkers+"]")
+}

@@ -1,0 +1,92 @@
+package reconciler
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/trainfn/trainfn/render/handoff"
+)
+
+// liftGates lets the scheduler place a preemptible DIJob's new pods: each
+// waits at the allocation gate until it is pinned to the node the
+// allocator chose for its index (a required node affinity, which a gated
+// pod may gain), then the gate goes. A pod beyond the allocation (the DI
+// server or a person scaled the job up) is placed first; one that finds no
+// room, or any pod when no allocator runs, goes to the scheduler unpinned.
+func (r *Reconciler) liftGates(ctx context.Context, j *job, s *appsv1.StatefulSet) error {
+	var gated []*corev1.Pod
+	for i := range j.pods {
+		p := &j.pods[i]
+		if p.DeletionTimestamp == nil && slices.ContainsFunc(p.Spec.SchedulingGates, isAllocationGate) {
+			gated = append(gated, p)
+		}
+	}
+	if len(gated) == 0 {
+		return nil
+	}
+	list, _ := allocationOf(s)
+	if r.Allocation != nil && int32(len(list)) < replicas(s) {
+		if more := r.Allocation.Place(ctx, s, int32(len(list)), replicas(s)); more != nil {
+			list = append(list, more...)
+			patch := map[string]any{"metadata": map[string]any{"annotations": map[string]string{handoff.Allocation: string(mustJSON(list))}}}
+			if err := r.mergePatch(ctx, s, patch); err != nil {
+				return err
+			}
+		}
+	}
+	var errs []error
+	for _, p := range gated {
+		node := ""
+		if i, ok := podIndex(p); ok && i < len(list) {
+			node = list[i]
+		}
+		err := r.mergePatch(ctx, p, ungate(p, node))
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err == nil {
+			log.FromContext(ctx).V(1).Info("lifted the allocation gate", "pod", p.Name, "node", node)
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func isAllocationGate(g corev1.PodSchedulingGate) bool { return g.Name == handoff.AllocationGate }
+
+// ungate is the patch that removes the allocation gate and, for a node,
+// requires it: a gated pod's node affinity may only be narrowed, so the
+// node is added to every term the template wrote. The resourceVersion makes
+// the patch fail rather than drop a gate another party added meanwhile.
+func ungate(p *corev1.Pod, node string) map[string]any {
+	var gates []corev1.PodSchedulingGate
+	for _, g := range p.Spec.SchedulingGates {
+		if !isAllocationGate(g) {
+			gates = append(gates, g)
+		}
+	}
+	spec := map[string]any{"schedulingGates": gates}
+	if node != "" {
+		pin := corev1.NodeSelectorRequirement{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{node}}
+		var terms []corev1.NodeSelectorTerm
+		if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+			terms = slices.Clone(a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms)
+		}
+		if len(terms) == 0 {
+			terms = []corev1.NodeSelectorTerm{{}}
+		}
+		for i := range terms {
+			terms[i].MatchFields = append(slices.Clone(terms[i].MatchFields), pin)
+		}
+		spec["affinity"] = map[string]any{"nodeAffinity": map[string]any{
+			"requiredDuringSchedulingIgnoredDuringExecution": map[string]any{"nodeSelectorTerms": terms},
+		}}
+	}
+	return map[string]any{"metadata": map[string]any{"resourceVersion": p.ResourceVersion}, "spec": spec}
+}

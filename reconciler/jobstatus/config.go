@@ -1,0 +1,48 @@
+package jobstatus
+
+import (
+	"fmt"
+	"io"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Config finds the API server and the namespace as kubectl does: the
+// kubeconfig given, else the files $KUBECONFIG lists, else ~/.kube/config,
+// and, when none exists, the service account of the pod it runs in. The
+// namespace is the current context's, else "default" (in a pod, its own).
+//
+// Like the reconciler's, the client does not throttle itself: a status is
+// three lists.
+func Config(kubeconfig string) (*rest.Config, string, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = kubeconfig
+	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
+	config, err := loader.ClientConfig()
+	switch {
+	case clientcmd.IsEmptyConfig(err):
+		return nil, "", fmt.Errorf("finding the API server: no kubeconfig (--kubeconfig, $%s, %s), and not in a pod", clientcmd.RecommendedConfigPathEnvVar, clientcmd.RecommendedHomeFile)
+	case err != nil:
+		return nil, "", fmt.Errorf("reading the kubeconfig: %w", err)
+	}
+	namespace, _, err := loader.Namespace()
+	if err != nil {
+		return nil, "", fmt.Errorf("reading the kubeconfig's namespace: %w", err)
+	}
+	config.QPS, config.Burst = -1, 0
+	return config, namespace, nil
+}
+
+// NewClient reads from the API server. The API server's warnings (a
+// deprecation, say) are written to warnings, as kubectl writes them.
+func NewClient(config *rest.Config, warnings io.Writer) (client.Reader, error) {
+	config = rest.CopyConfig(config)
+	config.WarningHandler = rest.NewWarningWriter(warnings, rest.WarningWriterOptions{Deduplicate: true})
+	c, err := client.New(config, client.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the API server: %w", err)
+	}
+	return c, nil
+}

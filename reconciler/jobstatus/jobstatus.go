@@ -1,0 +1,157 @@
+// Package jobstatus finds the jobs trainfn rendered in a cluster and tells
+// each one's phase, for `trainfn status`. No job object exists to list:
+// a job is the Jobs, StatefulSets and pods that carry trainfn's operator
+// label and the same job-name label in one namespace. The phase is derived
+// from those live objects by package phase, the reconciler's own rules;
+// the phase the reconciler recorded (trainfn.dev/phase) is only the
+// previous phase the derivation starts from, so that the status is right
+// even when no reconciler runs, or it lags.
+package jobstatus
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainfn/trainfn/reconciler/phase"
+	"github.com/trainfn/trainfn/render/labels"
+)
+
+// Job is one trainfn job and its phase.
+type Job struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Kind is the job spec's kind, as KindOf infers it.
+	Kind string `json:"kind"`
+	// Created is when its first workload was created.
+	Created metav1.Time `json:"created"`
+	// Recorded is the phase the reconciler last recorded, if any.
+	Recorded phase.Phase `json:"recordedPhase,omitempty"`
+	phase.Summary
+}
+
+// JobList is how several jobs are written as one JSON or YAML document.
+type JobList struct {
+	Items []Job `json:"items"`
+}
+
+// NotFoundError says that no workload of a job exists.
+type NotFoundError struct{ Namespace, Name string }
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("job %q not found in namespace %q: no Job or StatefulSet carries the labels %s=%s, %s=%s",
+		e.Name, e.Namespace, labels.JobName, e.Name, labels.OperatorName, labels.Operator)
+}
+
+// List finds every trainfn job of a namespace, or of all namespaces when
+// namespace is "", in the order of their namespaces and names. A job
+// counts while it has a workload: pods left without one are not listed.
+func List(ctx context.Context, c client.Reader, namespace string) ([]Job, error) {
+	return find(ctx, c, namespace, map[string]string{labels.OperatorName: labels.Operator})
+}
+
+// Get finds one job; the error is a *NotFoundError when it has no workload.
+func Get(ctx context.Context, c client.Reader, namespace, name string) (Job, error) {
+	jobs, err := find(ctx, c, namespace, labels.Job(name))
+	if err != nil {
+		return Job{}, err
+	}
+	if len(jobs) == 0 {
+		return Job{}, &NotFoundError{Namespace: namespace, Name: name}
+	}
+	return jobs[0], nil
+}
+
+// find lists the workloads and pods that match the labels, and makes a Job
+// of each group of them that shares a namespace and a job name.
+func find(ctx context.Context, c client.Reader, namespace string, selector map[string]string) ([]Job, error) {
+	var jobs batchv1.JobList
+	var sets appsv1.StatefulSetList
+	var pods corev1.PodList
+	for _, l := range []struct {
+		what string
+		list client.ObjectList
+	}{{"Jobs", &jobs}, {"StatefulSets", &sets}, {"pods", &pods}} {
+		if err := c.List(ctx, l.list, client.InNamespace(namespace), client.MatchingLabels(selector)); err != nil {
+			return nil, fmt.Errorf("listing %s %s: %w", l.what, where(namespace), err)
+		}
+	}
+	type key struct{ namespace, name string }
+	groups := map[key]*phase.Objects{}
+	group := func(obj metav1.Object) *phase.Objects {
+		name, ok := obj.GetLabels()[labels.JobName]
+		if !ok {
+			return nil
+		}
+		k := key{obj.GetNamespace(), name}
+		if groups[k] == nil {
+			groups[k] = &phase.Objects{}
+		}
+		return groups[k]
+	}
+	for _, j := range jobs.Items {
+		if g := group(&j); g != nil {
+			g.Jobs = append(g.Jobs, j)
+		}
+	}
+	for _, s := range sets.Items {
+		if g := group(&s); g != nil {
+			g.StatefulSets = append(g.StatefulSets, s)
+		}
+	}
+	for _, p := range pods.Items {
+		if g := group(&p); g != nil {
+			g.Pods = append(g.Pods, p)
+		}
+	}
+	out := []Job{} // an empty list, not null, in JSON
+	for k, objs := range groups {
+		if len(objs.Jobs) == 0 && len(objs.StatefulSets) == 0 {
+			continue
+		}
+		recorded := phase.Recorded(*objs)
+		out = append(out, Job{
+			Namespace: k.namespace, Name: k.name,
+			Kind:     KindOf(*objs),
+			Created:  created(*objs),
+			Recorded: recorded,
+			Summary:  phase.Of(recorded, *objs),
+		})
+	}
+	slices.SortFunc(out, func(a, b Job) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	return out, nil
+}
+
+// created is when the job's first workload was created.
+func created(objs phase.Objects) metav1.Time {
+	var first metav1.Time
+	note := func(t metav1.Time) {
+		if first.IsZero() || t.Before(&first) {
+			first = t
+		}
+	}
+	for _, j := range objs.Jobs {
+		note(j.CreationTimestamp)
+	}
+	for _, s := range objs.StatefulSets {
+		note(s.CreationTimestamp)
+	}
+	return first
+}
+
+// where names a namespace, or all of them, for a message.
+func where(namespace string) string {
+	if namespace == "" {
+		return "in all namespaces"
+	}
+	return fmt.Sprintf("in namespace %q", namespace)
+}

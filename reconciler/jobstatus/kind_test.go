@@ -1,0 +1,121 @@
+package jobstatus_test
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/trainfn/trainfn/reconciler/jobstatus"
+	"github.com/trainfn/trainfn/reconciler/phase"
+	"github.com/trainfn/trainfn/render/labels"
+)
+
+// TestKindOfRenderedOutputs infers the kind of every job trainfn's golden
+// cases render, and expects the kind of the spec it was rendered from.
+func TestKindOfRenderedOutputs(t *testing.T) {
+	inputs, err := filepath.Glob("../../testdata/*/input.yaml")
+	require.NoError(t, err)
+	checked := map[string]int{}
+	for _, input := range inputs {
+		expected := filepath.Join(filepath.Dir(input), "expected.yaml")
+		if info, err := os.Stat(expected); err != nil || info.Size() == 0 {
+			continue // an error case: nothing rendered
+		}
+		kinds := map[string]string{} // job name: its spec's kind
+		for _, doc := range documents(t, input) {
+			var spec struct {
+				Kind     string `json:"kind"`
+				Metadata struct {
+					Name string `json:"name"`
+				} `json:"metadata"`
+			}
+			require.NoError(t, yaml.Unmarshal(doc, &spec))
+			kinds[spec.Metadata.Name] = spec.Kind
+		}
+		for name, objs := range renderedJobs(t, expected) {
+			want := kinds[name]
+			if want == "" {
+				continue // rendered from a spec this case gives no name of its own
+			}
+			assert.Equal(t, want, jobstatus.KindOf(objs), "%s: job %s", input, name)
+			checked[want]++
+		}
+	}
+	for _, kind := range []string{jobstatus.MPIJob, jobstatus.PyTorchJob, jobstatus.DIJob} {
+		assert.NotZero(t, checked[kind], "no golden case renders a %s", kind)
+	}
+	t.Logf("jobs checked, by kind: %v", checked)
+}
+
+func TestKindOfUnknown(t *testing.T) {
+	assert.Equal(t, jobstatus.UnknownKind, jobstatus.KindOf(phase.Objects{
+		Jobs: []batchv1.Job{*job("ns", "j", "j-worker", labels.RoleWorker, 1, 0)},
+	}))
+}
+
+// renderedJobs reads a rendered output's Jobs and StatefulSets, by the
+// job they belong to.
+func renderedJobs(t *testing.T, path string) map[string]phase.Objects {
+	jobs := map[string]phase.Objects{}
+	for _, doc := range documents(t, path) {
+		var head struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Labels map[string]string `json:"labels"`
+			} `json:"metadata"`
+		}
+		require.NoError(t, yaml.Unmarshal(doc, &head))
+		name, ok := head.Metadata.Labels[labels.JobName]
+		if !ok {
+			continue
+		}
+		objs := jobs[name]
+		switch head.Kind {
+		case "Job":
+			var j batchv1.Job
+			require.NoError(t, yaml.Unmarshal(doc, &j))
+			objs.Jobs = append(objs.Jobs, j)
+		case "StatefulSet":
+			var s appsv1.StatefulSet
+			require.NoError(t, yaml.Unmarshal(doc, &s))
+			objs.StatefulSets = append(objs.StatefulSets, s)
+		case "Pod":
+			var p corev1.Pod
+			require.NoError(t, yaml.Unmarshal(doc, &p))
+			objs.Pods = append(objs.Pods, p)
+		}
+		jobs[name] = objs
+	}
+	return jobs
+}
+
+// documents splits a YAML stream into its documents.
+func documents(t *testing.T, path string) [][]byte {
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var docs [][]byte
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return docs
+		}
+		require.NoError(t, err, path)
+		if strings.TrimSpace(string(doc)) != "" && !bytes.Equal(bytes.TrimSpace(doc), []byte("---")) {
+			docs = append(docs, doc)
+		}
+	}
+}

@@ -1,0 +1,392 @@
+//go:build e2e
+
+package reconcile
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"text/template"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/render/labels"
+)
+
+// diJob is a preemptible DIJob in the design's shape, as DI-engine users
+// write it.
+type diJob struct {
+	Name, Topology string
+	Min, Max       int
+	// CPU is what each worker requests, in cores; none when zero.
+	CPU int
+}
+
+var diJobTemplate = template.Must(template.New("").Parse(`apiVersion: diengine.opendilab.org/v2alpha1
+kind: DIJob
+metadata:
+  name: {{.Name}}
+spec:
+  preemptible: true
+  minReplicas: {{.Min}}
+  maxReplicas: {{.Max}}
+  engineFields:
+    topology: {{.Topology}}
+    parallelWorkers: 2
+  template:
+    spec:
+      containers:
+      - name: di-container
+        image: opendilab/ding:v0.4
+        command: ["/bin/bash", "-c"]
+        args: ["ditask --main main $DI_PARALLEL_WORKERS_ARG $DI_PORTS_ARG $DI_NODE_IDS_ARG $DI_ATTACHED_NODES_ARG"]
+{{- if .CPU}}
+        resources:
+          requests:
+            cpu: "{{.CPU}}"
+{{- end}}
+`))
+
+func (j diJob) String() string {
+	var b strings.Builder
+	if err := diJobTemplate.Execute(&b, j); err != nil {
+		panic(err)
+	}
+	return b.String()
+}
+
+// diServer is the DI server API of one reconciler, as a DI-engine worker
+// calls it.
+type diServer struct {
+	base  string
+	jobID string
+}
+
+func (j *job) diServer(r *replica) diServer {
+	return diServer{base: "http://" + r.diServer, jobID: j.ns + "." + j.name + ".1"}
+}
+
+// envelope is the DI server's answer.
+type envelope struct {
+	Success bool            `json:"success"`
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data"`
+}
+
+// call sends a request to the DI server and returns the HTTP status and
+// the envelope.
+func (d diServer) call(t *testing.T, method, path, body string) (int, envelope) {
+	t.Helper()
+	ctx, cancel := timeout()
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, d.base+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var e envelope
+	if err := json.Unmarshal(raw, &e); err != nil {
+		t.Fatalf("%s %s: %s is not the API's envelope: %v", method, path, raw, err)
+	}
+	return resp.StatusCode, e
+}
+
+func (d diServer) replicas() string   { return "/v2alpha1/" + d.jobID + "/replicas" }
+func (d diServer) profilings() string { return "/v2alpha1/" + d.jobID + "/profilings" }
+
+// resize asks the DI server for n more (n > 0) or fewer workers.
+func (d diServer) resize(t *testing.T, n int) {
+	t.Helper()
+	method, count := http.MethodPost, n
+	if n < 0 {
+		method, count = http.MethodDelete, -n
+	}
+	if status, e := d.call(t, method, d.replicas(), fmt.Sprintf(`{"replicas": %d}`, count)); status != http.StatusOK || !e.Success {
+		t.Fatalf("%s %d workers: %d %+v", method, count, status, e)
+	}
+}
+
+// waitAddresses waits until the DI server lists the running workers'
+// pod IPs, port 22270, in rank order.
+func (j *job) waitAddresses(t *testing.T, d diServer, n int) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("the DI server lists %d workers", n), func(ctx context.Context) error {
+		pods, err := j.pods(ctx, labels.RoleWorker)
+		if err != nil {
+			return err
+		}
+		slices.SortFunc(pods, func(a, b corev1.Pod) int { return podIndex(a) - podIndex(b) })
+		var want []string
+		for _, p := range pods {
+			if running(&p) && p.DeletionTimestamp == nil && p.Status.PodIP != "" && podIndex(p) < n {
+				want = append(want, fmt.Sprintf("%s:%d", p.Status.PodIP, handoff.DIPort))
+			}
+		}
+		if len(want) != n {
+			return fmt.Errorf("%d workers running: %s", len(want), describe(pods))
+		}
+		status, e := d.call(t, http.MethodGet, d.replicas(), "")
+		var got []string
+		if status != http.StatusOK || json.Unmarshal(e.Data, &got) != nil {
+			return fmt.Errorf("GET: %d %+v", status, e)
+		}
+		if !slices.Equal(got, want) {
+			return fmt.Errorf("GET lists %v, want %v", got, want)
+		}
+		return nil
+	})
+}
+
+// checkPinned checks that every worker runs on the node the allocator
+// recorded for its index, and that no pod still waits at the gate.
+func (j *job) checkPinned(t *testing.T) {
+	t.Helper()
+	ctx, cancel := timeout()
+	defer cancel()
+	s, err := j.statefulSet(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var allocation []string
+	if err := json.Unmarshal([]byte(s.Annotations[handoff.Allocation]), &allocation); err != nil {
+		t.Fatalf("annotation %s %q: %v", handoff.Allocation, s.Annotations[handoff.Allocation], err)
+	}
+	pods, err := j.pods(ctx, labels.RoleWorker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods {
+		i := podIndex(p)
+		if len(p.Spec.SchedulingGates) > 0 {
+			t.Errorf("pod %s is still gated: %v", p.Name, p.Spec.SchedulingGates)
+		}
+		if i < len(allocation) && p.Spec.NodeName != "" && p.Spec.NodeName != allocation[i] {
+			t.Errorf("pod %s runs on %s, allocated %s", p.Name, p.Spec.NodeName, allocation[i])
+		}
+	}
+}
+
+// waitPhase waits until the reconciler records the job's phase.
+func (j *job) waitPhase(t *testing.T, want string) {
+	t.Helper()
+	eventually(t, "phase "+want, func(ctx context.Context) error {
+		s, err := j.statefulSet(ctx)
+		if err != nil {
+			return err
+		}
+		if got := s.Annotations[handoff.Phase]; got != want {
+			return fmt.Errorf("phase %q", got)
+		}
+		return nil
+	})
+}
+
+// TestDIJobScalesThroughTheDIServer starts a star and a mesh job, grows and
+// shrinks each through the DI server as DI-engine would, and replaces the
+// reconciler midway: the new one finds the counts the old one left.
+func TestDIJobScalesThroughTheDIServer(t *testing.T) {
+	t.Parallel()
+	for _, topology := range []string{"star", "mesh"} {
+		t.Run(topology, func(t *testing.T) {
+			t.Parallel()
+			ns := kube.Namespace(t)
+			j := deploy(t, ns, diJob{Name: topology, Topology: topology, Min: 2, Max: 5})
+			// No allocator: the DI server alone changes the count.
+			r := startReconciler(t, ns, "--scheduling-period=0")
+			d := j.diServer(r)
+			j.waitReplicas(t, 2)
+			j.waitAddresses(t, d, 2)
+			j.waitPhase(t, "Running")
+			j.keep(t, 2)
+
+			d.resize(t, 2)
+			j.waitReplicas(t, 4)
+			j.waitAddresses(t, d, 4)
+			d.resize(t, -1)
+			j.waitReplicas(t, 3)
+			j.waitAddresses(t, d, 3)
+
+			r.kill()
+			r = startReconciler(t, ns, "--scheduling-period=0")
+			d = j.diServer(r)
+			j.waitAddresses(t, d, 3)
+			d.resize(t, 1)
+			j.waitReplicas(t, 4)
+			j.waitAddresses(t, d, 4)
+			j.waitPhase(t, "Running")
+			j.checkInvariants(t)
+		})
+	}
+}
+
+// TestDIServerRefusesBadRequests sends what a confused client might, and
+// checks each gets its status and changes nothing.
+func TestDIServerRefusesBadRequests(t *testing.T) {
+	t.Parallel()
+	ns := kube.Namespace(t)
+	j := deploy(t, ns, diJob{Name: "refused", Topology: "star", Min: 2, Max: 3})
+	fixed := deploy(t, ns, specString(`apiVersion: diengine.opendilab.org/v2alpha1
+kind: DIJob
+metadata:
+  name: fixed
+spec:
+  minReplicas: 2
+  template:
+    spec:
+      containers:
+      - name: di-container
+        image: opendilab/ding:v0.4
+        command: [ditask]
+`))
+	r := startReconciler(t, ns, "--scheduling-period=0")
+	d := j.diServer(r)
+	j.waitReplicas(t, 2)
+	j.waitAddresses(t, d, 2)
+	// The StatefulSet's status and phase change as its pods do; its spec
+	// (generation) and profilings are what a request could change.
+	before := j.liveStatefulSet(t)
+
+	for _, c := range []struct {
+		name, method, path, body string
+		status                   int
+	}{
+		{"above the maximum", http.MethodPost, d.replicas(), `{"replicas": 2}`, http.StatusUnprocessableEntity},
+		{"below the minimum", http.MethodDelete, d.replicas(), `{"replicas": 1}`, http.StatusUnprocessableEntity},
+		{"malformed body", http.MethodPost, d.replicas(), `{"replicas": "two"}`, http.StatusBadRequest},
+		{"no body", http.MethodPost, d.replicas(), ``, http.StatusBadRequest},
+		{"unknown field", http.MethodPost, d.replicas(), `{"replica": 1}`, http.StatusBadRequest},
+		{"zero", http.MethodPost, d.replicas(), `{"replicas": 0}`, http.StatusBadRequest},
+		{"unknown job", http.MethodGet, "/v2alpha1/" + ns + ".nosuch.1/replicas", ``, http.StatusNotFound},
+		{"other generation", http.MethodGet, "/v2alpha1/" + ns + ".refused.2/replicas", ``, http.StatusNotFound},
+		{"malformed job id", http.MethodGet, "/v2alpha1/refused/replicas", ``, http.StatusBadRequest},
+		{"not preemptible", http.MethodPost, "/v2alpha1/" + ns + ".fixed.1/replicas", `{"replicas": 1}`, http.StatusConflict},
+		{"profilings not an object", http.MethodPost, d.profilings(), `{"data": [1, 2]}`, http.StatusBadRequest},
+		{"method", http.MethodPut, d.replicas(), `{"replicas": 1}`, http.StatusMethodNotAllowed},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			status, e := d.call(t, c.method, c.path, c.body)
+			if status != c.status || e.Success || e.Message == "" {
+				t.Errorf("%d %+v, want %d with a message", status, e, c.status)
+			}
+		})
+	}
+	after := j.liveStatefulSet(t)
+	if after.Generation != before.Generation || after.Annotations[handoff.Profilings] != before.Annotations[handoff.Profilings] {
+		t.Errorf("a refused request changed the StatefulSet: generation %d, was %d; profilings %q, were %q",
+			after.Generation, before.Generation, after.Annotations[handoff.Profilings], before.Annotations[handoff.Profilings])
+	}
+	ctx, cancel := timeout()
+	defer cancel()
+	w, err := kube.Client.BatchV1().Jobs(ns).Get(ctx, fixed.name+"-worker", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *w.Spec.Parallelism != 2 {
+		t.Errorf("the fixed job's Job runs %d workers, want 2", *w.Spec.Parallelism)
+	}
+}
+
+// TestAllocatorRebalances runs two preemptible jobs that share the
+// cluster's room: 4 nodes of 64 cores, workers of 32, so 8 workers in all.
+// Profiled through the DI server, one job scales linearly and the other
+// not past 2 workers: the allocator gives the first the room the second
+// cannot use, and pins every new worker to the node it chose. The test
+// runs alone, since the room it counts is every node's.
+func TestAllocatorRebalances(t *testing.T) {
+	ns := kube.Namespace(t)
+	linear := deploy(t, ns, diJob{Name: "linear", Topology: "mesh", Min: 1, Max: 8, CPU: 32})
+	flat := deploy(t, ns, diJob{Name: "flat", Topology: "star", Min: 1, Max: 8, CPU: 32})
+
+	// First without the allocator: the DI server sets the counts that
+	// the jobs report their throughput at.
+	r := startReconciler(t, ns, "--scheduling-period=0")
+	dl, df := linear.diServer(r), flat.diServer(r)
+	linear.waitAddresses(t, dl, 1)
+	flat.waitAddresses(t, df, 1)
+	profile := func(d diServer, throughput float64) {
+		t.Helper()
+		body := fmt.Sprintf(`{"data": {"throughput": %g, "step": 100}}`, throughput)
+		if status, e := d.call(t, http.MethodPost, d.profilings(), body); status != http.StatusOK {
+			t.Fatalf("POST profilings: %d %+v", status, e)
+		}
+	}
+	profile(dl, 10)
+	profile(df, 9)
+	dl.resize(t, 1)
+	df.resize(t, 3)
+	linear.waitAddresses(t, dl, 2)
+	flat.waitAddresses(t, df, 4)
+	profile(dl, 20)
+	profile(df, 10)
+	linear.keep(t, 1)
+	flat.keep(t, 1)
+
+	r.stop()
+	startReconciler(t, ns, "--scheduling-period=1s")
+	eventually(t, "the allocator's rebalance", func(ctx context.Context) error {
+		l, err := linear.statefulSet(ctx)
+		if err != nil {
+			return err
+		}
+		f, err := flat.statefulSet(ctx)
+		if err != nil {
+			return err
+		}
+		nl, nf := *l.Spec.Replicas, *f.Spec.Replicas
+		if nl+nf > 8 {
+			return giveUp(fmt.Errorf("%d + %d workers allocated on room for 8", nl, nf))
+		}
+		if nl <= 4 || nf >= 4 {
+			return fmt.Errorf("linear %d, flat %d workers", nl, nf)
+		}
+		return nil
+	})
+	for _, j := range []*job{linear, flat} {
+		l := j.liveStatefulSet(t)
+		t.Logf("%s: %d workers on %s", j.name, *l.Spec.Replicas, l.Annotations[handoff.Allocation])
+		j.waitRunning(t, labels.RoleWorker, int(*l.Spec.Replicas))
+		j.checkPinned(t)
+		j.checkInvariants(t)
+	}
+	checkRoom(t, ns)
+}
+
+// checkRoom checks that no node runs more worker cores than it has.
+func checkRoom(t *testing.T, ns string) {
+	t.Helper()
+	ctx, cancel := timeout()
+	defer cancel()
+	pods, err := kube.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := map[string]int64{}
+	for _, p := range pods.Items {
+		if p.Spec.NodeName != "" && !finished(&p) {
+			used[p.Spec.NodeName] += p.Spec.Containers[0].Resources.Requests.Cpu().MilliValue()
+		}
+	}
+	for node, m := range used {
+		if m > 64000 {
+			t.Errorf("node %s runs %d millicores of workers, more than its 64 cores", node, m)
+		}
+	}
+}
+
+func finished(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
