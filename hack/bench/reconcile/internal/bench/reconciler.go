@@ -46,6 +46,9 @@ func (b *run) startReconciler(ctx context.Context, name string) (*reconciler, er
 		"--leader-elect=false",
 		"--metrics-bind-address", addr,
 		"--health-probe-bind-address", "0",
+		// The DI server as deployed, on a port of its own: two
+		// reconcilers of a run never share one.
+		"--di-server-bind-address", "127.0.0.1:0",
 		"--coalesce", b.cfg.Coalesce.String(),
 	}
 	cmd := exec.Command(b.bin, append(args, "--kubeconfig", b.kube.Kubeconfig)...)
