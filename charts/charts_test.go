@@ -71,10 +71,12 @@ func withoutScale() []rbacv1.PolicyRule {
 }
 
 // nodeRules are the allocator's, cluster-wide whatever the reconciler
-// watches: Nodes belong to no namespace. Granted with allocator.enabled
-// only, in a ClusterRole of their own.
+// watches: Nodes belong to no namespace, and any namespace's pod takes a
+// node's room. Granted with allocator.enabled only, in a ClusterRole of
+// their own.
 var nodeRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}},
+	{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}},
 }
 
 // leaseRules are leader election's, in the release namespace: any Lease may

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"sync"
@@ -13,6 +12,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	resourcehelper "k8s.io/component-helpers/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,21 +31,43 @@ import (
 // the nodes in its allocation annotation, where the reconciler reads them
 // to pin each new pod before its scheduling gate is lifted. The scheduler
 // still binds every pod.
+//
+// A pin is final (a pod's node affinity cannot be widened), so every
+// placement is made under one lock against the room the cluster has now:
+// what its bound pods request, plus what earlier placements reserved for
+// pods not bound yet, until a later count of the room sees them bound.
 type Allocation struct {
-	// Client reads the cache (StatefulSets, nodes) and writes.
+	// Client reads the cache (StatefulSets, nodes, the jobs' pods) and
+	// writes.
 	Client client.Client
-	// Live lists pods straight from the API, a page at a time, to count
-	// what every pod on a node requests: the cache holds trainfn's pods only.
-	Live       client.Reader
-	Policy     allocator.Policy
-	Period     time.Duration
-	Namespaces []string
-	Recorder   recorder.EventRecorder
-	Metrics    *Metrics
+	// Live lists every bound pod straight from the API, a page at a time:
+	// the cache holds trainfn's pods only, and the room on a node is
+	// everybody's.
+	Live     client.Reader
+	Policy   allocator.Policy
+	Period   time.Duration
+	Recorder recorder.EventRecorder
+	Metrics  *Metrics
+	// Now tells how long a pinned pod has waited for its node.
+	Now func() time.Time
 
-	// mu keeps a period's decisions and a single placement from counting
-	// the same free room twice.
 	mu sync.Mutex
+	// reserved are the nodes chosen for workers whose pods are not bound
+	// yet, by worker.
+	reserved map[worker]reservation
+}
+
+// worker is one index of a preemptible job's StatefulSet.
+type worker struct {
+	namespace, job, set string
+	index               int
+}
+
+func (w worker) key() string { return w.namespace + "/" + w.job }
+
+type reservation struct {
+	node    string
+	request allocator.Resources
 }
 
 // Start runs the periods until ctx ends; only the leader runs it.
@@ -62,7 +84,12 @@ func (a *Allocation) Start(ctx context.Context) error {
 type preemptible struct {
 	set  *appsv1.StatefulSet
 	info allocator.JobInfo
+	// prev are the nodes of its workers now: a bound pod's, else the one
+	// allocated to its index.
 	prev allocator.NodeList
+	// unbound are the indexes whose pods are not bound to a node.
+	unbound map[int]bool
+	pods    []corev1.Pod
 }
 
 // Optimize runs one period.
@@ -73,53 +100,59 @@ func (a *Allocation) Optimize(ctx context.Context) error {
 	if err != nil || len(jobs) == 0 {
 		return err
 	}
-	nodes, err := a.freeRoom(ctx, jobs)
+	optimized := map[string]bool{}
+	for _, j := range jobs {
+		optimized[j.info.Key] = true
+		a.unstick(ctx, j)
+	}
+	r, err := a.countRoom(ctx, optimized)
 	if err != nil {
 		return err
 	}
 	infos := map[string]allocator.JobInfo{}
 	prev := map[string]allocator.NodeList{}
 	for _, j := range jobs {
+		j.info.Eligible = r.eligible(&j.set.Spec.Template)
 		infos[j.info.Key], prev[j.info.Key] = j.info, j.prev
 	}
-	decided, policyErr := a.Policy.Optimize(infos, nodes, prev)
+	decided, policyErr := a.Policy.Optimize(infos, r.free, prev)
+	if policyErr != nil {
+		log.FromContext(ctx).Info("some preemptible jobs do not fit", "reason", policyErr.Error())
+	}
 	var errs []error
-	for _, key := range slices.Sorted(maps.Keys(decided)) {
-		j := jobOfKey(jobs, key)
-		list := decided[key]
+	for _, j := range jobs {
+		list := decided[j.info.Key]
 		if len(list) == 0 {
 			// Its minimum finds no room now; it keeps what it runs.
 			continue
 		}
 		errs = append(errs, a.apply(ctx, j, list))
 	}
-	if policyErr != nil {
-		log.FromContext(ctx).Info("some preemptible jobs do not fit", "reason", policyErr.Error())
-	}
 	return errors.Join(errs...)
 }
 
-func jobOfKey(jobs []preemptible, key string) preemptible {
-	for _, j := range jobs {
-		if j.info.Key == key {
-			return j
-		}
-	}
-	return preemptible{}
-}
-
-// apply scales a job to its decided count and records the nodes.
+// apply scales a job to its decided count and records the nodes, on
+// condition that the StatefulSet is still the one read: a count the DI
+// server or a person set meanwhile is not overwritten, and the next period
+// decides again from it.
 func (a *Allocation) apply(ctx context.Context, j preemptible, list allocator.NodeList) error {
 	current := replicas(j.set)
 	recorded, _ := allocationOf(j.set)
+	a.reserve(j, list)
 	if int32(len(list)) == current && slices.Equal(recorded, list) {
 		return nil
 	}
-	patch := map[string]any{"metadata": map[string]any{"annotations": map[string]string{handoff.Allocation: string(mustJSON(list))}}}
+	patch := map[string]any{"metadata": map[string]any{
+		"resourceVersion": j.set.ResourceVersion,
+		"annotations":     map[string]string{handoff.Allocation: string(mustJSON(list))},
+	}}
 	if int32(len(list)) != current {
 		patch["spec"] = map[string]any{"replicas": len(list)}
 	}
 	if err := mergePatch(ctx, a.Client, a.Metrics, j.set, patch); err != nil {
+		if apierrors.IsConflict(err) {
+			return nil
+		}
 		return err
 	}
 	if int32(len(list)) != current {
@@ -130,35 +163,138 @@ func (a *Allocation) apply(ctx context.Context, j preemptible, list allocator.No
 	return nil
 }
 
-// First places a new preemptible job's first workers, before the
-// reconciler starts it; nil when they find no room, which leaves them to
-// the scheduler.
-func (a *Allocation) First(ctx context.Context, s *appsv1.StatefulSet, count int32) allocator.NodeList {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	nodes, err := a.freeRoom(ctx, nil)
-	if err != nil {
-		log.FromContext(ctx).Error(err, "reading the nodes' free room")
-		return nil
+// reserve records the nodes of a job's unbound workers, and forgets those
+// of indexes it no longer has.
+func (a *Allocation) reserve(j preemptible, list allocator.NodeList) {
+	if a.reserved == nil {
+		a.reserved = map[worker]reservation{}
 	}
-	info := jobInfo(s)
-	info.Min, info.Max = count, count
-	list, err := a.Policy.Allocate(info, nodes)
-	if err != nil {
-		a.Recorder.Eventf(s, nil, corev1.EventTypeWarning, "NotAllocated", "Scale", "%v: the scheduler places them", err)
-		return nil
+	for w := range a.reserved {
+		if w.namespace == j.set.Namespace && w.set == j.set.Name && w.index >= len(list) {
+			delete(a.reserved, w)
+		}
 	}
-	return list
+	for i, node := range list {
+		if j.unbound[i] {
+			a.reserved[workerOf(j.set, i)] = reservation{node: node, request: j.info.Request}
+		}
+	}
 }
 
-// Place chooses nodes for the workers of indexes from..to-1 of a job that
-// the DI server or a person scaled up past its allocation; nil when they
-// find no room.
-func (a *Allocation) Place(ctx context.Context, s *appsv1.StatefulSet, from, to int32) allocator.NodeList {
-	if to <= from {
-		return nil
+func workerOf(s *appsv1.StatefulSet, i int) worker {
+	return worker{namespace: s.Namespace, job: s.Labels[labels.JobName], set: s.Name, index: i}
+}
+
+// bound forgets the reservation of a pod the scheduler bound.
+func (a *Allocation) bound(p *corev1.Pod) {
+	i, ok := podIndex(p)
+	if !ok || p.Spec.NodeName == "" || a.reserved == nil {
+		return
 	}
-	return a.First(ctx, s, to-from)
+	set := p.Labels[labels.JobName] + "-" + labels.RoleWorker
+	delete(a.reserved, worker{namespace: p.Namespace, job: p.Labels[labels.JobName], set: set, index: i})
+}
+
+// stuckAfter is how long a pinned pod may wait for its node before it is
+// replaced: long enough for the scheduler to retry after the pods leaving
+// that node are gone.
+const stuckAfter = 30 * time.Second
+
+// unstick replaces the pods of a job that wait for good: pinned to a node
+// that is gone, cordoned or closed to them, or that has not had room for
+// them for a while (its room was counted free and was not). A pod's node
+// affinity cannot be widened, so the StatefulSet makes it again, gated,
+// and it is placed anew; its index counts as unplaced meanwhile.
+func (a *Allocation) unstick(ctx context.Context, j preemptible) {
+	wait := max(a.Period, stuckAfter)
+	for i := range j.pods {
+		p := &j.pods[i]
+		node := pinnedTo(p)
+		if node == "" || p.DeletionTimestamp != nil || slices.ContainsFunc(p.Spec.SchedulingGates, isAllocationGate) {
+			continue
+		}
+		if a.Usable(ctx, j.set, node) && !unschedulableFor(p, a.Now(), wait) {
+			continue
+		}
+		if err := a.Client.Delete(ctx, p, client.Preconditions{UID: &p.UID}); err != nil && !apierrors.IsNotFound(err) {
+			log.FromContext(ctx).Error(err, "replacing a pod stuck on its node", "pod", p.Name, "node", node)
+			continue
+		}
+		a.Recorder.Eventf(j.set, nil, corev1.EventTypeWarning, "Replaced", "Allocate", "pod %s could not run on %s, the node it was pinned to: it is made again and placed anew", p.Name, node)
+		if idx, ok := podIndex(p); ok && idx < len(j.prev) {
+			j.prev[idx] = ""
+			j.unbound[idx] = true
+		}
+	}
+}
+
+// unschedulableFor tells whether the scheduler has found no room for a pod
+// for at least d.
+func unschedulableFor(p *corev1.Pod, now time.Time, d time.Duration) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return now.Sub(c.LastTransitionTime.Time) >= d
+		}
+	}
+	return false
+}
+
+// Place chooses nodes for workers of a job, by index: its first ones, or
+// those the DI server or a person added, or one whose node can no longer
+// take it. A worker already placed and not bound yet keeps its node while
+// the node can still take it: placing it again would count its room twice.
+// The placements are reserved before Place returns, so that the next one
+// counts them. A worker that finds no room is left out, for the scheduler
+// to place.
+func (a *Allocation) Place(ctx context.Context, s *appsv1.StatefulSet, indexes []int) map[int]string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.reserved == nil {
+		a.reserved = map[worker]reservation{}
+	}
+	out := map[int]string{}
+	var missing []int
+	for _, i := range indexes {
+		if res, ok := a.reserved[workerOf(s, i)]; ok && a.Usable(ctx, s, res.node) {
+			out[i] = res.node
+			continue
+		}
+		delete(a.reserved, workerOf(s, i))
+		missing = append(missing, i)
+	}
+	if len(missing) == 0 {
+		return out
+	}
+	r, err := a.countRoom(ctx, nil)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "counting the nodes' room")
+		return out
+	}
+	info := jobInfo(s)
+	info.Min, info.Max = int32(len(missing)), int32(len(missing))
+	info.Eligible = r.eligible(&s.Spec.Template)
+	list, err := a.Policy.Allocate(info, r.free)
+	if err != nil {
+		a.Recorder.Eventf(s, nil, corev1.EventTypeWarning, "NotAllocated", "Scale", "%v: the scheduler places them", err)
+		return out
+	}
+	for k, i := range missing {
+		out[i] = list[k]
+		a.reserved[workerOf(s, i)] = reservation{node: list[k], request: info.Request}
+	}
+	return out
+}
+
+// Usable tells whether a node chosen for a worker may still take it: it
+// exists, takes new pods, and the worker may run there. A pod pinned to a
+// node that is not usable would wait for good.
+func (a *Allocation) Usable(ctx context.Context, s *appsv1.StatefulSet, node string) bool {
+	var n corev1.Node
+	if err := a.Client.Get(ctx, client.ObjectKey{Name: node}, &n); err != nil || !schedulable(&n) {
+		return false
+	}
+	r := room{nodes: map[string]*corev1.Node{node: &n}}
+	return r.eligible(&s.Spec.Template)(node)
 }
 
 // preemptibleJobs are the started, running preemptible DIJobs.
@@ -170,37 +306,57 @@ func (a *Allocation) preemptibleJobs(ctx context.Context) ([]preemptible, error)
 	var out []preemptible
 	for i := range sets.Items {
 		s := &sets.Items[i]
-		if !isPreemptible(s) || s.Annotations[handoff.ScaledFrom] == "" || s.Annotations[handoff.Ended] != "" {
+		if !isPreemptible(s) || s.Annotations[handoff.ScaledFrom] == "" || s.Annotations[handoff.Ended] != "" || s.DeletionTimestamp != nil {
 			continue
 		}
 		if _, _, err := bounds(s); err != nil {
 			continue
 		}
-		out = append(out, preemptible{set: s, info: jobInfo(s), prev: a.running(ctx, s)})
+		p, err := a.current(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
 	}
+	slices.SortFunc(out, func(x, y preemptible) int {
+		return compareStrings(x.info.Key, y.info.Key)
+	})
 	return out, nil
 }
 
-// running are the nodes of a job's workers now: a scheduled pod's node,
-// else the one allocated to its index; "" for neither, which the policy
-// places anew.
-func (a *Allocation) running(ctx context.Context, s *appsv1.StatefulSet) allocator.NodeList {
+// current is a job's workers as they are: a bound pod's node, else the one
+// allocated to its index; "" for neither, which the policy places anew.
+func (a *Allocation) current(ctx context.Context, s *appsv1.StatefulSet) (preemptible, error) {
 	recorded, _ := allocationOf(s)
-	list := make(allocator.NodeList, replicas(s))
-	for i := range list {
+	p := preemptible{set: s, info: jobInfo(s), prev: make(allocator.NodeList, replicas(s)), unbound: map[int]bool{}}
+	for i := range p.prev {
+		p.unbound[i] = true
 		if i < len(recorded) {
-			list[i] = recorded[i]
+			p.prev[i] = recorded[i]
 		}
 	}
 	var pods corev1.PodList
-	if err := a.Client.List(ctx, &pods, client.InNamespace(s.Namespace), client.MatchingLabels(s.Spec.Selector.MatchLabels)); err == nil {
-		for _, p := range pods.Items {
-			if i, ok := podIndex(&p); ok && i < len(list) && p.Spec.NodeName != "" {
-				list[i] = p.Spec.NodeName
-			}
+	if err := a.Client.List(ctx, &pods, client.InNamespace(s.Namespace), client.MatchingLabels(s.Spec.Selector.MatchLabels)); err != nil {
+		return p, err
+	}
+	p.pods = pods.Items
+	for _, pod := range pods.Items {
+		if i, ok := podIndex(&pod); ok && i < len(p.prev) && pod.Spec.NodeName != "" && pod.DeletionTimestamp == nil {
+			p.prev[i] = pod.Spec.NodeName
+			delete(p.unbound, i)
 		}
 	}
-	return list
+	return p, nil
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 func isPreemptible(s *appsv1.StatefulSet) bool {

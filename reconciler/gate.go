@@ -10,15 +10,18 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/trainfn/trainfn/reconciler/allocator"
 	"github.com/trainfn/trainfn/render/handoff"
 )
 
 // liftGates lets the scheduler place a preemptible DIJob's new pods: each
 // waits at the allocation gate until it is pinned to the node the
 // allocator chose for its index (a required node affinity, which a gated
-// pod may gain), then the gate goes. A pod beyond the allocation (the DI
-// server or a person scaled the job up) is placed first; one that finds no
-// room, or any pod when no allocator runs, goes to the scheduler unpinned.
+// pod may gain), then the gate goes. A pod whose index has no usable node
+// (past the allocation, because the DI server or a person scaled the job
+// up; or on a node since gone, cordoned or closed to it) is placed first.
+// One that finds no room, or any pod when no allocator runs, goes to the
+// scheduler unpinned.
 func (r *Reconciler) liftGates(ctx context.Context, j *job, s *appsv1.StatefulSet) error {
 	var gated []*corev1.Pod
 	for i := range j.pods {
@@ -30,14 +33,11 @@ func (r *Reconciler) liftGates(ctx context.Context, j *job, s *appsv1.StatefulSe
 	if len(gated) == 0 {
 		return nil
 	}
-	list, _ := allocationOf(s)
-	if r.Allocation != nil && int32(len(list)) < replicas(s) {
-		if more := r.Allocation.Place(ctx, s, int32(len(list)), replicas(s)); more != nil {
-			list = append(list, more...)
-			patch := map[string]any{"metadata": map[string]any{"annotations": map[string]string{handoff.Allocation: string(mustJSON(list))}}}
-			if err := r.mergePatch(ctx, s, patch); err != nil {
-				return err
-			}
+	var list allocator.NodeList
+	if r.Allocation != nil {
+		var err error
+		if list, err = r.placeGated(ctx, s, gated); err != nil {
+			return err
 		}
 	}
 	var errs []error
@@ -58,7 +58,36 @@ func (r *Reconciler) liftGates(ctx context.Context, j *job, s *appsv1.StatefulSe
 	return errors.Join(errs...)
 }
 
+// placeGated is the job's allocation with the node of every gated pod's
+// index that has room, recorded on the StatefulSet; "" where none has. A
+// node recorded for an index is not taken on trust: the room it had may
+// have gone to another job since (the index was scaled away and back), so
+// Place keeps it only while it is the index's reservation.
+func (r *Reconciler) placeGated(ctx context.Context, s *appsv1.StatefulSet, gated []*corev1.Pod) (allocator.NodeList, error) {
+	recorded, _ := allocationOf(s)
+	list := make(allocator.NodeList, replicas(s))
+	copy(list, recorded)
+	var indexes []int
+	for _, p := range gated {
+		if i, ok := podIndex(p); ok && i < len(list) {
+			indexes = append(indexes, i)
+		}
+	}
+	placed := r.Allocation.Place(ctx, s, indexes)
+	for _, i := range indexes {
+		list[i] = placed[i]
+	}
+	if slices.Equal(list, recorded) {
+		return list, nil
+	}
+	patch := map[string]any{"metadata": map[string]any{"annotations": map[string]string{handoff.Allocation: string(mustJSON(list))}}}
+	return list, r.mergePatch(ctx, s, patch)
+}
+
 func isAllocationGate(g corev1.PodSchedulingGate) bool { return g.Name == handoff.AllocationGate }
+
+// pinKey is the node field a pinned pod's affinity requires.
+const pinKey = "metadata.name"
 
 // ungate is the patch that removes the allocation gate and, for a node,
 // requires it: a gated pod's node affinity may only be narrowed, so the
@@ -73,7 +102,7 @@ func ungate(p *corev1.Pod, node string) map[string]any {
 	}
 	spec := map[string]any{"schedulingGates": gates}
 	if node != "" {
-		pin := corev1.NodeSelectorRequirement{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{node}}
+		pin := corev1.NodeSelectorRequirement{Key: pinKey, Operator: corev1.NodeSelectorOpIn, Values: []string{node}}
 		var terms []corev1.NodeSelectorTerm
 		if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
 			terms = slices.Clone(a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms)
@@ -89,4 +118,21 @@ func ungate(p *corev1.Pod, node string) map[string]any {
 		}}
 	}
 	return map[string]any{"metadata": map[string]any{"resourceVersion": p.ResourceVersion}, "spec": spec}
+}
+
+// pinnedTo is the node the reconciler pinned an unbound pod to; "" for a
+// pod it did not pin, or one already bound.
+func pinnedTo(p *corev1.Pod) string {
+	if p.Spec.NodeName != "" || p.Spec.Affinity == nil || p.Spec.Affinity.NodeAffinity == nil ||
+		p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return ""
+	}
+	for _, t := range p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		for _, f := range t.MatchFields {
+			if f.Key == pinKey && f.Operator == corev1.NodeSelectorOpIn && len(f.Values) == 1 {
+				return f.Values[0]
+			}
+		}
+	}
+	return ""
 }

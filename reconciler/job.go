@@ -124,8 +124,12 @@ func (j *job) ended(workers client.Object) outcome {
 			return jobOutcome(leader)
 		}
 	case handoff.EndsWithContainerKind:
+		count := int32(-1)
+		if s, ok := workers.(*appsv1.StatefulSet); ok {
+			count = replicas(s)
+		}
 		for _, p := range j.podsOf(labels.RoleWorker) {
-			if phase.ExitedCleanly(&p, name) {
+			if phase.Finished(&p, name, count) {
 				return succeeded
 			}
 		}

@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -66,6 +67,15 @@ func TestEnded(t *testing.T) {
 		"an agent failed": {
 			job:     job{pods: []corev1.Pod{exited(1, false)}},
 			workers: workersEndingWith("container/pytorch"), want: running},
+		"a worker scaled away exited cleanly, as on SIGTERM": {
+			job:     job{pods: []corev1.Pod{indexed(exited(0, false), 3)}},
+			workers: scaledTo(workersEndingWith("container/pytorch"), 2), want: running},
+		"a worker below the count exited cleanly": {
+			job:     job{pods: []corev1.Pod{indexed(exited(0, false), 1)}},
+			workers: scaledTo(workersEndingWith("container/pytorch"), 2), want: succeeded},
+		"a worker being deleted exited cleanly": {
+			job:     job{pods: []corev1.Pod{deleting(exited(0, false))}},
+			workers: workersEndingWith("container/pytorch"), want: running},
 		"recorded before": {
 			job:     job{},
 			workers: workersEndingWith("job/j-launcher", handoff.Ended, "Failed"), want: failed},
@@ -75,6 +85,46 @@ func TestEnded(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			require.Equal(t, tc.want, tc.job.ended(tc.workers))
+		})
+	}
+}
+
+func indexed(p corev1.Pod, i int) corev1.Pod {
+	p.Labels[appsv1.PodIndexLabel] = strconv.Itoa(i)
+	return p
+}
+
+func deleting(p corev1.Pod) corev1.Pod {
+	p.DeletionTimestamp = &metav1.Time{}
+	return p
+}
+
+func scaledTo(s *appsv1.StatefulSet, n int32) *appsv1.StatefulSet {
+	s.Spec.Replicas = &n
+	return s
+}
+
+// TestDIJobEnds checks a DIJob of tasks ends as DI-orchestrator's did:
+// failed when a task's Job failed, succeeded when all of them did.
+func TestDIJobEnds(t *testing.T) {
+	task := func(name string, conditions ...batchv1.JobConditionType) batchv1.Job {
+		j := jobWith(name, conditions...)
+		j.Annotations = map[string]string{handoff.DIJobGeneration: "1"}
+		return j
+	}
+	for name, tc := range map[string]struct {
+		jobs []batchv1.Job
+		want outcome
+	}{
+		"running":           {[]batchv1.Job{task("j-learner"), task("j-collector")}, running},
+		"one task complete": {[]batchv1.Job{task("j-learner", batchv1.JobComplete), task("j-collector")}, running},
+		"all complete":      {[]batchv1.Job{task("j-learner", batchv1.JobComplete), task("j-collector", batchv1.JobComplete)}, succeeded},
+		"one failed":        {[]batchv1.Job{task("j-learner"), task("j-collector", batchv1.JobFailed)}, failed},
+	} {
+		t.Run(name, func(t *testing.T) {
+			j := job{jobs: tc.jobs}
+			require.Len(t, j.workers(), len(tc.jobs), "every task's Job is a workers' workload")
+			require.Equal(t, tc.want, j.ended(&j.jobs[0]))
 		})
 	}
 }

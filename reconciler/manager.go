@@ -74,6 +74,15 @@ func NewManager(config *rest.Config, opts Options) (ctrl.Manager, error) {
 	for _, obj := range []client.Object{&corev1.Pod{}, &corev1.ConfigMap{}, &batchv1.Job{}, &appsv1.StatefulSet{}} {
 		byObject[obj] = cache.ByObject{Label: rendered}
 	}
+	// Nodes are read by the allocator: their room, readiness, labels and
+	// taints; not the images they hold, the bulk of a node's status.
+	byObject[&corev1.Node{}] = cache.ByObject{Transform: func(obj any) (any, error) {
+		if n, ok := obj.(*corev1.Node); ok {
+			n.Status.Images = nil
+			n.ManagedFields = nil
+		}
+		return obj, nil
+	}}
 	namespaces := map[string]cache.Config{}
 	for _, ns := range opts.Namespaces {
 		namespaces[ns] = cache.Config{}
@@ -143,7 +152,7 @@ func NewManager(config *rest.Config, opts Options) (ctrl.Manager, error) {
 	if opts.SchedulingPeriod > 0 {
 		r.Allocation = &Allocation{
 			Client: mgr.GetClient(), Live: mgr.GetAPIReader(), Policy: allocator.MarginalThroughput{},
-			Period: opts.SchedulingPeriod, Namespaces: opts.Namespaces, Recorder: r.Recorder, Metrics: r.Metrics,
+			Period: opts.SchedulingPeriod, Recorder: r.Recorder, Metrics: r.Metrics, Now: time.Now,
 		}
 		// A Runnable without NeedLeaderElection runs on the leader only.
 		if err := mgr.Add(r.Allocation); err != nil {

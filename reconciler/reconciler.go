@@ -145,7 +145,12 @@ func (r *Reconciler) scale(ctx context.Context, s *appsv1.StatefulSet) error {
 	if why == "Started" {
 		annotations := map[string]string{handoff.ScaledFrom: fmt.Sprint(want)}
 		if r.Allocation != nil && isPreemptible(s) {
-			if list := r.Allocation.First(ctx, s, want); list != nil {
+			placed := r.Allocation.Place(ctx, s, indexesBelow(want))
+			if len(placed) == int(want) {
+				list := make([]string, want)
+				for i, node := range placed {
+					list[i] = node
+				}
 				annotations[handoff.Allocation] = string(mustJSON(list))
 			}
 		}
@@ -158,6 +163,14 @@ func (r *Reconciler) scale(ctx context.Context, s *appsv1.StatefulSet) error {
 	r.Recorder.Eventf(s, nil, corev1.EventTypeNormal, "Scaled", "Scale", "%s: %d workers, within %s", why, want, b)
 	log.FromContext(ctx).Info("scaled workers", "statefulSet", s.Name, "reason", why, "from", current, "to", want)
 	return nil
+}
+
+func indexesBelow(n int32) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
 }
 
 // discover writes the job's discovery script when the workers that can take

@@ -5,7 +5,11 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	resourcehelper "k8s.io/component-helpers/resource"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainfn/trainfn/reconciler/allocator"
@@ -13,99 +17,152 @@ import (
 )
 
 // podsPage bounds each list request for pods: the allocator reads every
-// pod each period, and pages keep its memory flat in a large cluster.
+// bound pod of the cluster when it counts the nodes' room, and pages keep
+// its memory flat in a large cluster.
 const podsPage = 500
 
-// freeRoom is each schedulable node's allocatable room minus what its pods
-// request, the workers of the given preemptible jobs aside: their room is
-// the policy's to hand out.
-func (a *Allocation) freeRoom(ctx context.Context, jobs []preemptible) (map[string]*allocator.NodeInfo, error) {
-	var nodes corev1.NodeList
-	if err := a.Client.List(ctx, &nodes); err != nil {
-		return nil, err
-	}
-	out := map[string]*allocator.NodeInfo{}
-	for _, n := range nodes.Items {
-		if schedulable(&n) {
-			out[n.Name] = &allocator.NodeInfo{Name: n.Name, Free: resources(n.Status.Allocatable)}
-		}
-	}
-	optimized := map[string]bool{}
-	for _, j := range jobs {
-		optimized[j.set.Namespace+"/"+j.set.Labels[labels.JobName]] = true
-	}
-	namespaces := a.Namespaces
-	if len(namespaces) == 0 {
-		namespaces = []string{""}
-	}
-	for _, ns := range namespaces {
-		opts := []client.ListOption{client.InNamespace(ns), client.Limit(podsPage)}
-		for {
-			var pods corev1.PodList
-			if err := a.Live.List(ctx, &pods, opts...); err != nil {
-				return nil, err
-			}
-			for i := range pods.Items {
-				p := &pods.Items[i]
-				node := out[p.Spec.NodeName]
-				if node == nil || finished(p) || optimized[p.Namespace+"/"+p.Labels[labels.JobName]] && p.Labels[labels.OperatorName] == labels.Operator {
-					continue
-				}
-				node.Free = node.Free.Sub(resources(resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})))
-			}
-			if pods.Continue == "" {
-				break
-			}
-			opts = []client.ListOption{client.InNamespace(ns), client.Limit(podsPage), client.Continue(pods.Continue)}
-		}
-	}
-	return out, a.reserve(ctx, out, optimized)
+// activeBound selects the pods that take room on a node: bound, and not
+// finished.
+var activeBound = fields.AndSelectors(
+	fields.OneTermNotEqualSelector("spec.nodeName", ""),
+	fields.OneTermNotEqualSelector("status.phase", string(corev1.PodSucceeded)),
+	fields.OneTermNotEqualSelector("status.phase", string(corev1.PodFailed)),
+)
+
+// room is what the allocator knows of the nodes at one moment.
+type room struct {
+	// free is each node's room for preemptible workers, by name.
+	free  map[string]*allocator.NodeInfo
+	nodes map[string]*corev1.Node
 }
 
-// reserve takes from the nodes the room allocated to workers that are not
-// bound to their node yet, whose pods the scheduler has not counted: two
-// placements in a row would otherwise both count it free.
-func (a *Allocation) reserve(ctx context.Context, nodes map[string]*allocator.NodeInfo, optimized map[string]bool) error {
+// countRoom is each node's allocatable room minus what the pods bound to
+// it request and what is reserved for workers not bound yet, the workers
+// of the jobs being optimized aside: their room is the policy's to hand
+// out. Every pod of the cluster counts, whatever namespaces the reconciler
+// watches: another team's pod takes room all the same. A node that takes
+// no new pods (cordoned, not ready, tainted NoSchedule) offers only the
+// room the optimized workers on it hold, so that they keep it and no new
+// worker goes there. Reservations of pods now bound are dropped: the list
+// counts them.
+func (a *Allocation) countRoom(ctx context.Context, optimized map[string]bool) (room, error) {
+	var nodes corev1.NodeList
+	if err := a.Client.List(ctx, &nodes); err != nil {
+		return room{}, err
+	}
+	r := room{free: map[string]*allocator.NodeInfo{}, nodes: map[string]*corev1.Node{}}
+	open := map[string]bool{}
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
+		r.nodes[n.Name] = n
+		open[n.Name] = schedulable(n)
+		info := &allocator.NodeInfo{Name: n.Name}
+		if open[n.Name] {
+			info.Free = resources(n.Status.Allocatable)
+		}
+		r.free[n.Name] = info
+	}
+	opts := []client.ListOption{client.MatchingFieldsSelector{Selector: activeBound}, client.Limit(podsPage)}
+	for {
+		var pods corev1.PodList
+		if err := a.Live.List(ctx, &pods, opts...); err != nil {
+			return room{}, err
+		}
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			a.bound(p)
+			node := r.free[p.Spec.NodeName]
+			if node == nil || finished(p) {
+				continue
+			}
+			request := resources(resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}))
+			switch {
+			case optimized[jobKeyOf(p)]:
+				if !open[node.Name] {
+					node.Free = node.Free.Add(request)
+				}
+			case open[node.Name]:
+				node.Free = node.Free.Sub(request)
+			}
+		}
+		if pods.Continue == "" {
+			break
+		}
+		opts = []client.ListOption{client.MatchingFieldsSelector{Selector: activeBound}, client.Limit(podsPage), client.Continue(pods.Continue)}
+	}
+	if err := a.forgetScaledAway(ctx); err != nil {
+		return room{}, err
+	}
+	for w, res := range a.reserved {
+		if node := r.free[res.node]; node != nil && open[res.node] && !optimized[w.key()] {
+			node.Free = node.Free.Sub(res.request)
+		}
+	}
+	return r, nil
+}
+
+// forgetScaledAway drops the reservations of workers whose StatefulSet no
+// longer has their index, or is gone.
+func (a *Allocation) forgetScaledAway(ctx context.Context) error {
+	if len(a.reserved) == 0 {
+		return nil
+	}
 	var sets appsv1.StatefulSetList
 	if err := a.Client.List(ctx, &sets, client.MatchingLabels{labels.OperatorName: labels.Operator}); err != nil {
 		return err
 	}
+	count := map[worker]int{}
 	for i := range sets.Items {
 		s := &sets.Items[i]
-		if !isPreemptible(s) || optimized[s.Namespace+"/"+s.Labels[labels.JobName]] {
-			continue
-		}
-		list, _ := allocationOf(s)
-		bound := map[int]bool{}
-		var pods corev1.PodList
-		if err := a.Client.List(ctx, &pods, client.InNamespace(s.Namespace), client.MatchingLabels(s.Spec.Selector.MatchLabels)); err != nil {
-			return err
-		}
-		for _, p := range pods.Items {
-			if i, ok := podIndex(&p); ok && p.Spec.NodeName != "" {
-				bound[i] = true
-			}
-		}
-		request := jobInfo(s).Request
-		for i, name := range list {
-			if node := nodes[name]; node != nil && int32(i) < replicas(s) && !bound[i] {
-				node.Free = node.Free.Sub(request)
-			}
+		count[workerOf(s, 0)] = int(replicas(s))
+	}
+	for w := range a.reserved {
+		first := w
+		first.index = 0
+		if n, ok := count[first]; !ok || w.index >= n {
+			delete(a.reserved, w)
 		}
 	}
 	return nil
 }
 
-// schedulable tells whether the allocator may place workers on a node: it
-// is ready, not cordoned, and has no taint that keeps new pods away.
-func schedulable(n *corev1.Node) bool {
-	if n.Spec.Unschedulable {
-		return false
+// jobKeyOf is the key of the trainfn job a pod belongs to; "" for any
+// other pod.
+func jobKeyOf(p *corev1.Pod) string {
+	if p.Labels[labels.OperatorName] != labels.Operator || p.Labels[labels.JobName] == "" {
+		return ""
 	}
-	for _, t := range n.Spec.Taints {
-		if t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute {
+	return p.Namespace + "/" + p.Labels[labels.JobName]
+}
+
+// eligible tells the nodes a pod of template may be placed on: it matches
+// the template's node selector and required node affinity, and tolerates
+// the node's NoSchedule and NoExecute taints, as the scheduler would check.
+func (r room) eligible(template *corev1.PodTemplateSpec) func(string) bool {
+	pod := &corev1.Pod{ObjectMeta: template.ObjectMeta, Spec: template.Spec}
+	affinity := nodeaffinity.GetRequiredNodeAffinity(pod)
+	return func(name string) bool {
+		n := r.nodes[name]
+		if n == nil {
 			return false
 		}
+		if ok, err := affinity.Match(n); err != nil || !ok {
+			return false
+		}
+		_, untolerated := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), n.Spec.Taints, pod.Spec.Tolerations, keepsPodsAway, false)
+		return !untolerated
+	}
+}
+
+func keepsPodsAway(t *corev1.Taint) bool {
+	return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
+}
+
+// schedulable tells whether a node takes new pods: it is ready and not
+// cordoned. Taints are the pods' to tolerate (see eligible).
+func schedulable(n *corev1.Node) bool {
+	if n.Spec.Unschedulable || n.DeletionTimestamp != nil {
+		return false
 	}
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {

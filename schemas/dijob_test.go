@@ -39,8 +39,6 @@ func TestDIJobRules(t *testing.T) {
 		name, field, message string
 		doc                  *yaml.RNode
 	}{
-		{"a shape", "spec.template", "Required value",
-			diJob("j", "  priority: normal")},
 		{"one shape", "spec.template", "set spec.template or spec.tasks, not both",
 			diJob("j", diTemplate+"\n  tasks:\n"+diTask("a", "learner"))},
 		{"min at most max", "spec.maxReplicas", "must be at least minReplicas (3)",

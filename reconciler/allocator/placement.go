@@ -16,11 +16,13 @@ import (
 // node with the fewest free GPUs, not onto a GPU node's CPUs. Filling the
 // fullest node that fits, rather than spreading, keeps big holes for big
 // workers.
-func bestFit(rooms []Resources, r Resources) int {
+//
+// eligible, when not nil, tells the rooms the worker may take.
+func bestFit(rooms []Resources, r Resources, eligible func(int) bool) int {
 	best := -1
 	var bestLeft Resources
 	for i, room := range rooms {
-		if !r.FitsIn(room) {
+		if !r.FitsIn(room) || eligible != nil && !eligible(i) {
 			continue
 		}
 		left := room.Sub(r)
@@ -102,12 +104,18 @@ func (l *ledger) keep(node string, r Resources) bool {
 	return true
 }
 
-// place grants a new worker the best-fitting node, in idle room if any
-// fits and otherwise in room an existing worker holds.
-func (l *ledger) place(r Resources) (string, bool) {
-	i := bestFit(l.idle, r)
+// place grants a new worker of job the best-fitting node it is eligible
+// for, in idle room if any fits and otherwise in room an existing worker
+// holds.
+func (l *ledger) place(job JobInfo) (string, bool) {
+	r := job.Request
+	var eligible func(int) bool
+	if job.Eligible != nil {
+		eligible = func(i int) bool { return job.Eligible(l.names[i]) }
+	}
+	i := bestFit(l.idle, r, eligible)
 	if i < 0 {
-		i = bestFit(l.free, r)
+		i = bestFit(l.free, r, eligible)
 	}
 	if i < 0 {
 		return "", false

@@ -58,7 +58,7 @@ func (MarginalThroughput) Allocate(job JobInfo, nodes map[string]*NodeInfo) (Nod
 	l := newLedger(nodes)
 	list := make(NodeList, 0, max(job.Min, 0))
 	for range job.Min {
-		node, ok := l.place(job.Request)
+		node, ok := l.place(job)
 		if !ok {
 			return nil, doesNotFit(job.Key)
 		}
@@ -164,7 +164,7 @@ func placeMissing(l *ledger, c *claim) bool {
 		if c.nodes[i] != "" {
 			continue
 		}
-		node, ok := l.place(c.job.Request)
+		node, ok := l.place(c.job)
 		if !ok {
 			giveUp(l, c)
 			return false
@@ -264,7 +264,7 @@ func grow(l *ledger, c *claim) bool {
 		c.nodes = append(c.nodes, c.prev[n])
 		return true
 	}
-	node, ok := l.place(c.job.Request)
+	node, ok := l.place(c.job)
 	if ok {
 		c.nodes = append(c.nodes, node)
 	}

@@ -26,6 +26,10 @@ type JobInfo struct {
 	// Throughput is the job's observed throughput keyed by the worker count
 	// it was measured at, in whatever unit the job reports. It may be empty.
 	Throughput map[int32]float64
+	// Eligible, when set, tells the nodes a new worker of the job may be
+	// placed on (its template's node selector, node affinity and
+	// tolerations, say); nil: every node.
+	Eligible func(node string) bool
 }
 
 // NodeInfo is one node as a policy sees it.

@@ -3,6 +3,7 @@ package phase
 import (
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
@@ -31,8 +32,15 @@ func end(ws []*workload) (phase Phase, reason, message string, ok bool) {
 		if !ok || kind != handoff.EndsWithContainerKind {
 			continue
 		}
+		count := int32(-1)
+		if set, ok := w.obj.(*appsv1.StatefulSet); ok {
+			count = 1
+			if set.Spec.Replicas != nil {
+				count = *set.Spec.Replicas
+			}
+		}
 		for _, p := range w.owned {
-			if ExitedCleanly(p, container) {
+			if Finished(p, container, count) {
 				return Succeeded, ReasonWorkerExited, fmt.Sprintf("container %s of pod %s exited with status 0", container, p.Name), true
 			}
 		}

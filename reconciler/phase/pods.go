@@ -1,9 +1,12 @@
 package phase
 
 import (
+	"strconv"
+
 	"fmt"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -80,6 +83,21 @@ func waiting(p *corev1.Pod) string {
 		return string(corev1.PodPending)
 	}
 	return string(p.Status.Phase)
+}
+
+// Finished tells whether a worker's container exiting with status 0 ended
+// its job: the pod is not being deleted, nor past its StatefulSet's count
+// (a worker scaled away may exit 0 on SIGTERM), and its container exited
+// with status 0. count is the StatefulSet's replicas, or -1 for a pod of
+// another workload.
+func Finished(p *corev1.Pod, container string, count int32) bool {
+	if p.DeletionTimestamp != nil {
+		return false
+	}
+	if i, err := strconv.Atoi(p.Labels[appsv1.PodIndexLabel]); err == nil && count >= 0 && int32(i) >= count {
+		return false
+	}
+	return ExitedCleanly(p, container)
 }
 
 // ExitedCleanly tells whether the pod's container has exited with status 0,

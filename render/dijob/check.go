@@ -14,6 +14,10 @@ import (
 // check reports what the schema cannot say and rendering relies on.
 func (j *Job) check() field.ErrorList {
 	var errs field.ErrorList
+	if len(j.Workers) == 0 {
+		return field.ErrorList{field.Required(field.NewPath("spec", "template"),
+			"set spec.template (one kind of worker, the design's shape) or spec.tasks (a kind of worker per task)")}
+	}
 	if j.Options.ElasticWorkers != nil {
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "annotations").Key(options.ElasticWorkersAnnotation),
 			j.Options.ElasticWorkers.String(), "a DIJob changes its worker count with spec.preemptible, within spec.minReplicas and spec.maxReplicas"))
@@ -40,11 +44,13 @@ func (j *Job) check() field.ErrorList {
 				"the DI-engine container needs a command: trainfn computes "+rankNames()+" from the pod's rank just before running it"))
 		}
 		for _, c := range t.Containers() {
-			for _, list := range []string{"command", "args"} {
-				if i, v := kubernetesReference(c.Get(list)); i >= 0 {
-					errs = append(errs, field.Invalid(c.Path().Child(list).Index(i), c.Get(list).Content[i].Value, referenceMessage(v)))
-				}
-			}
+			errs = append(errs, rankReferences(c)...)
+		}
+	}
+	if e := j.Engine; e != nil && e.Topology == "mesh" {
+		if size := meshAttachSize(j.Name, e); size > maxArgument {
+			errs = append(errs, field.Invalid(field.NewPath("spec", "maxReplicas"), e.Max,
+				fmt.Sprintf("a mesh of %d workers of %d parallel workers gives the last one a DI_ATTACHED_NODES_ARG of %d bytes, more than the %d a command's argument may have: lower maxReplicas or engineFields.parallelWorkers, or use the star topology", e.Max, e.ParallelWorkers, size, maxArgument)))
 		}
 	}
 	if len(errs) == 0 && j.Engine == nil {
@@ -59,6 +65,21 @@ func (j *Job) check() field.ErrorList {
 		}
 	}
 	return errs
+}
+
+// maxArgument is the most bytes Linux allows one argument or variable of
+// a program it starts (MAX_ARG_STRLEN, 32 pages).
+const maxArgument = 128 << 10
+
+// meshAttachSize is the length of the last worker's DI_ATTACHED_NODES_ARG
+// in a mesh: every port of every lower rank.
+func meshAttachSize(job string, e *Engine) int {
+	size := len("DI_ATTACHED_NODES_ARG=--attach-to=")
+	for r := range int(e.Max) - 1 {
+		host := len("tcp://") + len(job) + len("-worker-") + len(fmt.Sprint(r)) + len(".") + len(job) + len(":22270,")
+		size += host * int(e.ParallelWorkers)
+	}
+	return size
 }
 
 // maxFixedEnv bounds the host lists written into each template: the API

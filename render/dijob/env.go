@@ -55,6 +55,7 @@ func (j *Job) fixedEnv(w *Workers) [][2]string {
 	env := [][2]string{
 		// Kubernetes substitutes $(VAR) of a variable defined before.
 		{"DI_JOB_ID", fmt.Sprintf("$(%s).%s.%d", namespaceVariable, j.Name, j.Generation)},
+		{"DI_JOB_GENERATION", fmt.Sprint(j.Generation)},
 		{"DI_SERVER_URL", j.Options.DI.ServerURL},
 	}
 	if e := j.Engine; e != nil {

@@ -64,6 +64,10 @@ func fromV2alpha1(v *schemas.Validated) (*Job, error) {
 		Preemptible:    spec.Preemptible,
 	}
 	path := field.NewPath("spec")
+	if spec.EngineFields == nil && len(spec.Tasks) == 0 {
+		// Neither shape: check reports it.
+		return job, nil
+	}
 	if spec.EngineFields != nil {
 		// The schema gives a job with a template its engine fields and
 		// minReplicas; a missing maxReplicas is minReplicas, as upstream.

@@ -2,10 +2,11 @@ package dijob
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
-	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/pod"
@@ -90,21 +91,46 @@ type preludeArgs struct {
 	service         string
 }
 
-// kubernetesReference finds a $(VAR) reference to a variable the prelude
-// sets in a list of strings: Kubernetes would leave it as written, for the
-// shell to run as a command.
-func kubernetesReference(list *yaml.Node) (int, string) {
-	if list == nil {
-		return -1, ""
-	}
-	for i, s := range list.Content {
-		for _, v := range rankVariables {
-			if strings.Contains(s.Value, "$("+v+")") {
-				return i, v
+// rankReferences are the errors of a container that would not see the
+// prelude's variables as it means to: a $(VAR) reference to one of them in
+// its command, arguments or environment, which Kubernetes would leave as
+// written (for a shell to run as a command), or a value of its own for
+// one, which the prelude would replace.
+func rankReferences(c *pod.Container) field.ErrorList {
+	var errs field.ErrorList
+	for _, list := range []string{"command", "args"} {
+		if seq := c.Get(list); seq != nil {
+			for i, s := range seq.Content {
+				if v := referenced(s.Value); v != "" {
+					errs = append(errs, field.Invalid(c.Path().Child(list).Index(i), s.Value, referenceMessage(v)))
+				}
 			}
 		}
 	}
-	return -1, ""
+	if env := c.Get("env"); env != nil {
+		for i, e := range env.Content {
+			path := c.Path().Child("env").Index(i)
+			name, value := pod.ContainerOf(e).Get("name"), pod.ContainerOf(e).Get("value")
+			switch {
+			case name != nil && slices.Contains(rankVariables, name.Value):
+				errs = append(errs, field.Invalid(path.Child("name"), name.Value,
+					"trainfn sets it in the pod from the worker's rank: a value of the template would be the same for every worker"))
+			case value != nil && referenced(value.Value) != "":
+				errs = append(errs, field.Invalid(path.Child("value"), value.Value, referenceMessage(referenced(value.Value))))
+			}
+		}
+	}
+	return errs
+}
+
+// referenced is the prelude's variable s refers to as $(VAR), if any.
+func referenced(s string) string {
+	for _, v := range rankVariables {
+		if strings.Contains(s, "$("+v+")") {
+			return v
+		}
+	}
+	return ""
 }
 
 func referenceMessage(v string) string {

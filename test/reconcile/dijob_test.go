@@ -14,6 +14,7 @@ import (
 	"text/template"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/trainfn/trainfn/render/handoff"
@@ -27,6 +28,8 @@ type diJob struct {
 	Min, Max       int
 	// CPU is what each worker requests, in cores; none when zero.
 	CPU int
+	// Node, when set, is the only node the workers may run on.
+	Node string
 }
 
 var diJobTemplate = template.Must(template.New("").Parse(`apiVersion: diengine.opendilab.org/v2alpha1
@@ -42,6 +45,10 @@ spec:
     parallelWorkers: 2
   template:
     spec:
+{{- with .Node}}
+      nodeSelector:
+        kubernetes.io/hostname: {{.}}
+{{- end}}
       containers:
       - name: di-container
         image: opendilab/ding:v0.4
@@ -152,8 +159,10 @@ func (j *job) waitAddresses(t *testing.T, d diServer, n int) {
 }
 
 // checkPinned checks that every worker runs on the node the allocator
-// recorded for its index, and that no pod still waits at the gate.
-func (j *job) checkPinned(t *testing.T) {
+// recorded for its index, that no pod still waits at the gate, and that
+// the workers of indexes from on were pinned to their node: those below
+// started before an allocator ran.
+func (j *job) checkPinned(t *testing.T, from int) {
 	t.Helper()
 	ctx, cancel := timeout()
 	defer cancel()
@@ -165,6 +174,7 @@ func (j *job) checkPinned(t *testing.T) {
 	if err := json.Unmarshal([]byte(s.Annotations[handoff.Allocation]), &allocation); err != nil {
 		t.Fatalf("annotation %s %q: %v", handoff.Allocation, s.Annotations[handoff.Allocation], err)
 	}
+	t.Logf("%s: allocated %v", j.name, allocation)
 	pods, err := j.pods(ctx, labels.RoleWorker)
 	if err != nil {
 		t.Fatal(err)
@@ -174,10 +184,30 @@ func (j *job) checkPinned(t *testing.T) {
 		if len(p.Spec.SchedulingGates) > 0 {
 			t.Errorf("pod %s is still gated: %v", p.Name, p.Spec.SchedulingGates)
 		}
-		if i < len(allocation) && p.Spec.NodeName != "" && p.Spec.NodeName != allocation[i] {
+		switch {
+		case i >= len(allocation) || allocation[i] == "":
+			t.Errorf("pod %s has no node allocated: %v", p.Name, allocation)
+		case i >= from && pinnedNode(&p) != allocation[i]:
+			t.Errorf("pod %s is pinned to %q, allocated %s", p.Name, pinnedNode(&p), allocation[i])
+		case p.Spec.NodeName != "" && p.Spec.NodeName != allocation[i]:
 			t.Errorf("pod %s runs on %s, allocated %s", p.Name, p.Spec.NodeName, allocation[i])
 		}
 	}
+}
+
+// pinnedNode is the node a pod's required node affinity names by field.
+func pinnedNode(p *corev1.Pod) string {
+	if p.Spec.Affinity == nil || p.Spec.Affinity.NodeAffinity == nil || p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return ""
+	}
+	for _, term := range p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		for _, f := range term.MatchFields {
+			if f.Key == "metadata.name" && len(f.Values) == 1 {
+				return f.Values[0]
+			}
+		}
+	}
+	return ""
 }
 
 // waitPhase waits until the reconciler records the job's phase.
@@ -308,6 +338,7 @@ spec:
 // runs alone, since the room it counts is every node's.
 func TestAllocatorRebalances(t *testing.T) {
 	ns := kube.Namespace(t)
+	t.Cleanup(func() { drain(t, ns) })
 	linear := deploy(t, ns, diJob{Name: "linear", Topology: "mesh", Min: 1, Max: 8, CPU: 32})
 	flat := deploy(t, ns, diJob{Name: "flat", Topology: "star", Min: 1, Max: 8, CPU: 32})
 
@@ -355,17 +386,124 @@ func TestAllocatorRebalances(t *testing.T) {
 		}
 		return nil
 	})
+	started := map[*job]int{linear: 2, flat: 4}
 	for _, j := range []*job{linear, flat} {
 		l := j.liveStatefulSet(t)
 		t.Logf("%s: %d workers on %s", j.name, *l.Spec.Replicas, l.Annotations[handoff.Allocation])
 		j.waitRunning(t, labels.RoleWorker, int(*l.Spec.Replicas))
-		j.checkPinned(t)
+		j.checkPinned(t, started[j])
 		j.checkInvariants(t)
 	}
 	checkRoom(t, ns)
 }
 
-// checkRoom checks that no node runs more worker cores than it has.
+// TestAllocatorPlacesJobsAppliedTogether applies four jobs at once, as a
+// GitOps sync does, that fill the cluster's room exactly: 4 nodes of 64
+// cores, 2 workers of 32 cores each. Placed one after the other, each
+// must count the room the others were given before their pods are bound.
+func TestAllocatorPlacesJobsAppliedTogether(t *testing.T) {
+	ns := kube.Namespace(t)
+	t.Cleanup(func() { drain(t, ns) })
+	var jobs []*job
+	for _, name := range []string{"c0", "c1", "c2", "c3"} {
+		jobs = append(jobs, deploy(t, ns, diJob{Name: name, Topology: "star", Min: 2, Max: 2, CPU: 32}))
+	}
+	startReconciler(t, ns, "--scheduling-period=1s")
+	for _, j := range jobs {
+		j.waitRunning(t, labels.RoleWorker, 2)
+		j.checkPinned(t, 0)
+	}
+	checkRoom(t, "")
+}
+
+// TestAllocatorKeepsToTheTemplatesNodes places a job whose template
+// allows one node only, beside another namespace's pod that fills another
+// node: the allocator pins workers where the scheduler may put them, and
+// counts every pod of the cluster, not only the namespaces it watches.
+func TestAllocatorKeepsToTheTemplatesNodes(t *testing.T) {
+	ns, other := kube.Namespace(t), kube.Namespace(t)
+	t.Cleanup(func() { drain(t, ns); drain(t, other) })
+	ctx, cancel := timeout()
+	defer cancel()
+	big := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "big"},
+		Spec: corev1.PodSpec{NodeName: "kwok-node-0", Containers: []corev1.Container{{
+			Name: "c", Image: "registry.example/big:1",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("64")}},
+		}}},
+	}
+	if _, err := kube.Client.CoreV1().Pods(other).Create(ctx, big, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The job that may run on one node only comes first: the best fit on
+	// the room alone would be the first node with room, kwok-node-1.
+	pinned := deploy(t, ns, diJob{Name: "pinned", Topology: "star", Min: 2, Max: 2, CPU: 32, Node: "kwok-node-3"})
+	startReconciler(t, ns, "--scheduling-period=1s")
+	pinned.waitReplicas(t, 2)
+	spread := deploy(t, ns, diJob{Name: "spread", Topology: "star", Min: 3, Max: 3, CPU: 32})
+	for j, n := range map[*job]int{pinned: 2, spread: 3} {
+		for _, p := range j.waitRunning(t, labels.RoleWorker, n) {
+			if j == pinned && p.Spec.NodeName != "kwok-node-3" {
+				t.Errorf("pod %s runs on %s, not on the only node its template allows", p.Name, p.Spec.NodeName)
+			}
+			if p.Spec.NodeName == "kwok-node-0" {
+				t.Errorf("pod %s runs on kwok-node-0, which another namespace's pod fills", p.Name)
+			}
+		}
+		j.checkPinned(t, 0)
+	}
+	checkRoom(t, "")
+}
+
+// TestAllocatorPlacesWorkersAddedAfterAScaleDown shrinks a job through the
+// DI server, lets another job take the room, and grows the first again:
+// its new worker goes where there is room now, not where its old one ran.
+func TestAllocatorPlacesWorkersAddedAfterAScaleDown(t *testing.T) {
+	ns := kube.Namespace(t)
+	t.Cleanup(func() { drain(t, ns) })
+	a := deploy(t, ns, diJob{Name: "a", Topology: "star", Min: 1, Max: 4, CPU: 32})
+	// A long period: the placements of new workers are under test, not
+	// the periods' rebalancing.
+	r := startReconciler(t, ns, "--scheduling-period=1h")
+	d := a.diServer(r)
+	a.waitAddresses(t, d, 1)
+	d.resize(t, 2)
+	a.waitRunning(t, labels.RoleWorker, 3)
+	d.resize(t, -2)
+	a.waitPods(t, labels.RoleWorker, "a-worker-0(Running,ready)")
+	b := deploy(t, ns, diJob{Name: "b", Topology: "star", Min: 6, Max: 6, CPU: 32})
+	b.waitRunning(t, labels.RoleWorker, 6)
+	d.resize(t, 1)
+	a.waitRunning(t, labels.RoleWorker, 2)
+	for _, j := range []*job{a, b} {
+		j.checkPinned(t, 0)
+	}
+	checkRoom(t, "")
+}
+
+// drain deletes a namespace's StatefulSets and bare pods and waits until
+// their pods are gone, so that the room they took is free for the next
+// test: the namespace itself goes later, and slowly.
+func drain(t *testing.T, ns string) {
+	ctx, cancel := timeout()
+	defer cancel()
+	policy := metav1.DeletePropagationForeground
+	_ = kube.Client.AppsV1().StatefulSets(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &policy}, metav1.ListOptions{})
+	_ = kube.Client.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
+	eventually(t, "the pods of "+ns+" gone", func(ctx context.Context) error {
+		pods, err := kube.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		if len(pods.Items) > 0 {
+			return fmt.Errorf("pods %s", describe(pods.Items))
+		}
+		return nil
+	})
+}
+
+// checkRoom checks that no node runs more cores than it has, counting the
+// pods of a namespace, or all namespaces for "".
 func checkRoom(t *testing.T, ns string) {
 	t.Helper()
 	ctx, cancel := timeout()
@@ -377,7 +515,9 @@ func checkRoom(t *testing.T, ns string) {
 	used := map[string]int64{}
 	for _, p := range pods.Items {
 		if p.Spec.NodeName != "" && !finished(&p) {
-			used[p.Spec.NodeName] += p.Spec.Containers[0].Resources.Requests.Cpu().MilliValue()
+			for _, c := range p.Spec.Containers {
+				used[p.Spec.NodeName] += c.Resources.Requests.Cpu().MilliValue()
+			}
 		}
 	}
 	for node, m := range used {
