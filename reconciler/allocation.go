@@ -138,8 +138,8 @@ func (a *Allocation) Optimize(ctx context.Context) error {
 func (a *Allocation) apply(ctx context.Context, j preemptible, list allocator.NodeList) error {
 	current := replicas(j.set)
 	recorded, _ := allocationOf(j.set)
-	a.reserve(j, list)
 	if int32(len(list)) == current && slices.Equal(recorded, list) {
+		a.reserve(j, list)
 		return nil
 	}
 	patch := map[string]any{"metadata": map[string]any{
@@ -155,6 +155,9 @@ func (a *Allocation) apply(ctx context.Context, j preemptible, list allocator.No
 		}
 		return err
 	}
+	// Reserved once recorded: until then, the reservations stand for what
+	// the pods are being pinned to.
+	a.reserve(j, list)
 	if int32(len(list)) != current {
 		a.Metrics.Scales.WithLabelValues("Allocated").Inc()
 		a.Recorder.Eventf(j.set, nil, corev1.EventTypeNormal, "Allocated", "Scale", "the allocator gives the job %d workers (was %d)", len(list), current)
@@ -325,13 +328,17 @@ func (a *Allocation) preemptibleJobs(ctx context.Context) ([]preemptible, error)
 }
 
 // current is a job's workers as they are: a bound pod's node, else the one
-// allocated to its index; "" for neither, which the policy places anew.
+// reserved for its index, which the cache's copy of the allocation may not
+// show yet, else the one allocated to it; "" for none, which the policy
+// places anew.
 func (a *Allocation) current(ctx context.Context, s *appsv1.StatefulSet) (preemptible, error) {
 	recorded, _ := allocationOf(s)
 	p := preemptible{set: s, info: jobInfo(s), prev: make(allocator.NodeList, replicas(s)), unbound: map[int]bool{}}
 	for i := range p.prev {
 		p.unbound[i] = true
-		if i < len(recorded) {
+		if res, ok := a.reserved[workerOf(s, i)]; ok {
+			p.prev[i] = res.node
+		} else if i < len(recorded) {
 			p.prev[i] = recorded[i]
 		}
 	}

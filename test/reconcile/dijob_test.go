@@ -164,12 +164,9 @@ func (j *job) waitAddresses(t *testing.T, d diServer, n int) {
 // started before an allocator ran.
 func (j *job) checkPinned(t *testing.T, from int) {
 	t.Helper()
+	s := j.liveStatefulSet(t)
 	ctx, cancel := timeout()
 	defer cancel()
-	s, err := j.statefulSet(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var allocation []string
 	if err := json.Unmarshal([]byte(s.Annotations[handoff.Allocation]), &allocation); err != nil {
 		t.Fatalf("annotation %s %q: %v", handoff.Allocation, s.Annotations[handoff.Allocation], err)
@@ -414,6 +411,24 @@ func TestAllocatorPlacesJobsAppliedTogether(t *testing.T) {
 		j.checkPinned(t, 0)
 	}
 	checkRoom(t, "")
+	checkNoneReplaced(t, ns)
+}
+
+// checkNoneReplaced checks that the allocator replaced no pod stuck on its
+// node: each was pinned to room that was free.
+func checkNoneReplaced(t *testing.T, ns string) {
+	t.Helper()
+	ctx, cancel := timeout()
+	defer cancel()
+	events, err := kube.Client.EventsV1().Events(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range events.Items {
+		if e.Reason == "Replaced" {
+			t.Errorf("%s %s: %s", e.Regarding.Kind, e.Regarding.Name, e.Note)
+		}
+	}
 }
 
 // TestAllocatorKeepsToTheTemplatesNodes places a job whose template

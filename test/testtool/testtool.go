@@ -1,5 +1,6 @@
-// Package testtool finds the external programs tests run for real
-// (kustomize, ssh, sshd, ...), as hack/tools.sh installs them.
+// Package testtool is what the test suites share: finding the external
+// programs they run for real (kustomize, ssh, sshd, ...), as hack/tools.sh
+// installs them, and waiting for what converges.
 package testtool
 
 import (
