@@ -23,6 +23,7 @@ import (
 	"github.com/trainfn/trainfn/reconciler/diserver"
 	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/render/naming"
 )
 
 // Allocation runs the allocator of seed 001 over the preemptible DIJobs:
@@ -73,6 +74,10 @@ type reservation struct {
 // Start runs the periods until ctx ends; only the leader runs it.
 func (a *Allocation) Start(ctx context.Context) error {
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
+		// A period that hangs on the API server must not hold the lock
+		// that placements wait for.
+		ctx, cancel := context.WithTimeout(ctx, max(a.Period, time.Minute))
+		defer cancel()
 		if err := a.Optimize(ctx); err != nil {
 			log.FromContext(ctx).Error(err, "allocation period")
 		}
@@ -191,11 +196,11 @@ func workerOf(s *appsv1.StatefulSet, i int) worker {
 // bound forgets the reservation of a pod the scheduler bound.
 func (a *Allocation) bound(p *corev1.Pod) {
 	i, ok := podIndex(p)
-	if !ok || p.Spec.NodeName == "" || a.reserved == nil {
+	if !ok || p.Spec.NodeName == "" || p.DeletionTimestamp != nil || a.reserved == nil {
 		return
 	}
-	set := p.Labels[labels.JobName] + "-" + labels.RoleWorker
-	delete(a.reserved, worker{namespace: p.Namespace, job: p.Labels[labels.JobName], set: set, index: i})
+	job := p.Labels[labels.JobName]
+	delete(a.reserved, worker{namespace: p.Namespace, job: job, set: naming.Workers(job), index: i})
 }
 
 // stuckAfter is how long a pinned pod may wait for its node before it is
@@ -219,9 +224,16 @@ func (a *Allocation) unstick(ctx context.Context, j preemptible) {
 		if a.Usable(ctx, j.set, node) && !unschedulableFor(p, a.Now(), wait) {
 			continue
 		}
-		if err := a.Client.Delete(ctx, p, client.Preconditions{UID: &p.UID}); err != nil && !apierrors.IsNotFound(err) {
-			log.FromContext(ctx).Error(err, "replacing a pod stuck on its node", "pod", p.Name, "node", node)
+		// Unchanged since read: a pod bound meanwhile runs, and stays.
+		if err := a.Client.Delete(ctx, p, client.Preconditions{UID: &p.UID, ResourceVersion: &p.ResourceVersion}); err != nil {
+			if !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+				log.FromContext(ctx).Error(err, "replacing a pod stuck on its node", "pod", p.Name, "node", node)
+			}
 			continue
+		}
+		if idx, ok := podIndex(p); ok {
+			// Placed anew against the room as it is, not pinned back.
+			delete(a.reserved, workerOf(j.set, idx))
 		}
 		a.Recorder.Eventf(j.set, nil, corev1.EventTypeWarning, "Replaced", "Allocate", "pod %s could not run on %s, the node it was pinned to: it is made again and placed anew", p.Name, node)
 		if idx, ok := podIndex(p); ok && idx < len(j.prev) {
@@ -231,13 +243,19 @@ func (a *Allocation) unstick(ctx context.Context, j preemptible) {
 	}
 }
 
-// unschedulableFor tells whether the scheduler has found no room for a pod
-// for at least d.
+// unschedulableFor tells whether the scheduler has found no room for a
+// pod for at least d since it was pinned: a pod gated a while carries the
+// time it was created as its condition's.
 func unschedulableFor(p *corev1.Pod, now time.Time, d time.Duration) bool {
 	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-			return now.Sub(c.LastTransitionTime.Time) >= d
+		if c.Type != corev1.PodScheduled || c.Status != corev1.ConditionFalse || c.Reason != corev1.PodReasonUnschedulable {
+			continue
 		}
+		since := c.LastTransitionTime.Time
+		if pinned, err := time.Parse(time.RFC3339, p.Annotations[handoff.PinnedAt]); err == nil && pinned.After(since) {
+			since = pinned
+		}
+		return now.Sub(since) >= d
 	}
 	return false
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -46,7 +47,7 @@ func (r *Reconciler) liftGates(ctx context.Context, j *job, s *appsv1.StatefulSe
 		if i, ok := podIndex(p); ok && i < len(list) {
 			node = list[i]
 		}
-		err := r.mergePatch(ctx, p, ungate(p, node))
+		err := r.mergePatch(ctx, p, ungate(p, node, r.Now()))
 		if apierrors.IsNotFound(err) {
 			continue
 		}
@@ -93,7 +94,7 @@ const pinKey = "metadata.name"
 // requires it: a gated pod's node affinity may only be narrowed, so the
 // node is added to every term the template wrote. The resourceVersion makes
 // the patch fail rather than drop a gate another party added meanwhile.
-func ungate(p *corev1.Pod, node string) map[string]any {
+func ungate(p *corev1.Pod, node string, now time.Time) map[string]any {
 	var gates []corev1.PodSchedulingGate
 	for _, g := range p.Spec.SchedulingGates {
 		if !isAllocationGate(g) {
@@ -117,7 +118,11 @@ func ungate(p *corev1.Pod, node string) map[string]any {
 			"requiredDuringSchedulingIgnoredDuringExecution": map[string]any{"nodeSelectorTerms": terms},
 		}}
 	}
-	return map[string]any{"metadata": map[string]any{"resourceVersion": p.ResourceVersion}, "spec": spec}
+	meta := map[string]any{"resourceVersion": p.ResourceVersion}
+	if node != "" {
+		meta["annotations"] = map[string]string{handoff.PinnedAt: now.UTC().Format(time.RFC3339)}
+	}
+	return map[string]any{"metadata": meta, "spec": spec}
 }
 
 // pinnedTo is the node the reconciler pinned an unbound pod to; "" for a

@@ -1,6 +1,8 @@
 package reconciler
 
 import (
+	"time"
+
 	"encoding/json"
 	"testing"
 
@@ -37,7 +39,7 @@ func applied(t *testing.T, p *corev1.Pod, patch map[string]any) *corev1.Pod {
 }
 
 func TestUngateNarrowsEveryTermAndKeepsOtherGates(t *testing.T) {
-	p := applied(t, gatedPod(), ungate(gatedPod(), "node-7"))
+	p := applied(t, gatedPod(), ungate(gatedPod(), "node-7", time.Unix(0, 0)))
 	assert.Equal(t, []corev1.PodSchedulingGate{{Name: "other"}}, p.Spec.SchedulingGates)
 	terms := p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
 	require.Len(t, terms, 2)
@@ -53,7 +55,7 @@ func TestUngateNarrowsEveryTermAndKeepsOtherGates(t *testing.T) {
 func TestUngateWithoutANodeOnlyLiftsTheGate(t *testing.T) {
 	pod := gatedPod()
 	pod.Spec.SchedulingGates = pod.Spec.SchedulingGates[1:]
-	p := applied(t, pod, ungate(pod, ""))
+	p := applied(t, pod, ungate(pod, "", time.Unix(0, 0)))
 	assert.Empty(t, p.Spec.SchedulingGates)
 	assert.Equal(t, "", pinnedTo(p))
 	assert.Empty(t, p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields)

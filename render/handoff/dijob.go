@@ -39,6 +39,10 @@ const (
 	// Phase, on the workload of FirstRank 0, is the DIJob's phase: Pending,
 	// Starting, Running, Restarting, Succeeded or Failed.
 	Phase = "trainfn.dev/phase"
+	// PinnedAt, on a preemptive DIJob's pod, is when the reconciler pinned
+	// it to its node and lifted its gate (RFC 3339): how long it has waited
+	// for the node counts from then.
+	PinnedAt = "trainfn.dev/pinned-at"
 )
 
 // DIPort is the port DI-engine workers listen on, the first of
