@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -340,7 +341,7 @@ func (a *Allocation) preemptibleJobs(ctx context.Context) ([]preemptible, error)
 		out = append(out, p)
 	}
 	slices.SortFunc(out, func(x, y preemptible) int {
-		return compareStrings(x.info.Key, y.info.Key)
+		return strings.Compare(x.info.Key, y.info.Key)
 	})
 	return out, nil
 }
@@ -372,16 +373,6 @@ func (a *Allocation) current(ctx context.Context, s *appsv1.StatefulSet) (preemp
 		}
 	}
 	return p, nil
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func isPreemptible(s *appsv1.StatefulSet) bool {

@@ -46,7 +46,7 @@ import (
 
 // FieldManager is the name the reconciler's writes are recorded under, so
 // that managedFields tell them from GitOps' applies.
-const FieldManager = "trainfn-reconciler"
+const FieldManager = handoff.FieldManager
 
 // Reconciler keeps the run-time facts of one job per request; the request's
 // name is the job's name.

@@ -9,12 +9,13 @@ import (
 
 	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainfn/trainfn/render/handoff"
 )
 
 // FieldManager is the name the DI server's writes are recorded under: the
-// reconciler's, whose process serves the API, so that managedFields tell
-// them from GitOps' applies.
-const FieldManager = "trainfn-reconciler"
+// reconciler's, whose process serves the API.
+const FieldManager = handoff.FieldManager
 
 // Config is what the DI server reads and writes through.
 type Config struct {

@@ -55,7 +55,7 @@ func (j *Job) check() field.ErrorList {
 	}
 	if len(errs) == 0 && j.Engine == nil {
 		size := 0
-		for _, e := range j.fixedEnv(j.Workers[0]) {
+		for _, e := range j.fixedEnv() {
 			size += len(e[1])
 		}
 		if size > maxFixedEnv {

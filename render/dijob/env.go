@@ -32,11 +32,10 @@ func (j *Job) indexLabel() string {
 	return labels.CompletionIndex
 }
 
-// setEnv gives every container of a kind of workers DI-engine's variables
-// that are the same for all its pods, and the two the prelude reads. A
-// value the user set wins.
-func (j *Job) setEnv(t *pod.Template, w *Workers) {
-	fixed := j.fixedEnv(w)
+// setEnv gives every container of a template DI-engine's variables that
+// are the same for every pod of the job (fixed, from fixedEnv), and the
+// two the prelude reads. A value the user set wins.
+func (j *Job) setEnv(t *pod.Template, fixed [][2]string) {
 	for _, c := range t.Containers() {
 		c.AddEnvFrom(namespaceVariable, fieldRef("metadata.namespace"))
 		c.AddEnvFrom(indexVariable, fieldRef("metadata.labels['"+j.indexLabel()+"']"))
@@ -50,8 +49,9 @@ func fieldRef(path string) *yaml.Node {
 	return ynode.Map("fieldRef", ynode.Map("fieldPath", path))
 }
 
-// fixedEnv are the variables whose values all pods of w share, in order.
-func (j *Job) fixedEnv(w *Workers) [][2]string {
+// fixedEnv are the variables whose values every pod of the job shares, in
+// order: computed once, since a job of tasks lists every worker's host.
+func (j *Job) fixedEnv() [][2]string {
 	env := [][2]string{
 		// Kubernetes substitutes $(VAR) of a variable defined before.
 		{"DI_JOB_ID", fmt.Sprintf("$(%s).%s.%d", namespaceVariable, j.Name, j.Generation)},

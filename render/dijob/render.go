@@ -25,8 +25,9 @@ func Render(job *Job) (render.Output, field.ErrorList) {
 	}
 	out := render.Output{Warnings: job.warnings()}
 	out.Objects = append(out.Objects, job.service())
+	fixed := job.fixedEnv()
 	for _, w := range job.Workers {
-		t, warnings := job.template(w)
+		t, warnings := job.template(w, fixed)
 		out.Warnings = append(out.Warnings, warnings...)
 		out.Objects = append(out.Objects, job.workload(w, t))
 	}
@@ -46,7 +47,7 @@ func (j *Job) service() *yaml.RNode {
 // template prepares the pod template of a kind of workers: labels, restart
 // policy, DNS, the DI port, the job's volumes, the variables and the
 // prelude that computes the rank's.
-func (j *Job) template(w *Workers) (*pod.Template, []render.Warning) {
+func (j *Job) template(w *Workers, fixed [][2]string) (*pod.Template, []render.Warning) {
 	restart := "Never"
 	if j.Preemptible {
 		// A StatefulSet restarts its pods, whatever the template says.
@@ -61,7 +62,7 @@ func (j *Job) template(w *Workers) (*pod.Template, []render.Warning) {
 	}
 	main := main(t)
 	main.SetDefaultPort(handoff.DIPortName, handoff.DIPort)
-	j.setEnv(t, w)
+	j.setEnv(t, fixed)
 	args := preludeArgs{firstRank: w.FirstRank, hostPrefix: w.Workload + "-", service: naming.Service(j.Name)}
 	if e := j.Engine; e != nil {
 		args.parallelWorkers = strconv.Itoa(int(e.ParallelWorkers))

@@ -34,6 +34,11 @@ const (
 	EndsWith = "trainfn.dev/ends-with"
 )
 
+// FieldManager is the name everything the reconciler's process writes is
+// recorded under (its reconciles, its allocator, its DI server), so that
+// managedFields tell those writes from GitOps' applies.
+const FieldManager = "trainfn-reconciler"
+
 // Written by the reconciler.
 const (
 	// ScaledFrom, on an elastic StatefulSet, records that the reconciler
