@@ -138,3 +138,32 @@ func TestBoundRule(t *testing.T) {
 	assert.Equal(t, "must fit in a 32-bit integer", boundRule("<=2147483647"))
 	assert.Equal(t, "must fit in a 64-bit integer", boundRule(">=-9223372036854775808"))
 }
+
+// TestV1MPIJobReplicaDefaults: training-operator defaults a v1 MPIJob's
+// launcher to one and its workers to none, each role its own default.
+func TestV1MPIJobReplicaDefaults(t *testing.T) {
+	v, problems := Validate(yaml.MustParse(`apiVersion: kubeflow.org/v1
+kind: MPIJob
+metadata:
+  name: w
+spec:
+  mpiReplicaSpecs:
+    Launcher:
+      template:
+        spec:
+          containers:
+          - name: launcher
+            image: app:1
+    Worker:
+      template:
+        spec:
+          containers:
+          - name: worker
+            image: app:1
+`))
+	require.Empty(t, problems)
+	var replicas map[string]map[string]any
+	require.NoError(t, v.Decode("spec.mpiReplicaSpecs", &replicas))
+	assert.EqualValues(t, 1, replicas["Launcher"]["replicas"])
+	assert.EqualValues(t, 0, replicas["Worker"]["replicas"])
+}
