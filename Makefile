@@ -14,17 +14,21 @@ build:
 test: tools lint
 	TRAINFN_REQUIRE_TOOLS=1 $(GO) test ./...
 
-## e2e: apply every rendered output to a real control plane, built once
+## e2e: apply every rendered output to a real control plane, built once, and
+## run every example with its real tool (kustomize, kubectl, kpt, helm 3 and 4,
+## Argo CD's plugin server, Flux's build) against its reviewed output
 e2e: e2e-tools cluster-tools
-	TRAINFN_REQUIRE_TOOLS=1 $(GO) test -tags e2e -count=1 -p 1 -parallel 8 -timeout 30m ./test/...
+	TRAINFN_REQUIRE_TOOLS=1 $(GO) test -tags e2e -count=1 -p 1 -parallel 8 -timeout 30m ./test/... ./examples/...
 
 ## tools: install what the tests run for real (kustomize, ssh, sshd, ip, unshare); idempotent
 tools:
 	hack/tools.sh
 
-## e2e-tools: the tools, and what the end-to-end suite runs besides (torchrun, Open MPI, MPICH)
+## e2e-tools: the tools, and what the end-to-end suite runs besides (torchrun,
+## Open MPI, MPICH, Argo CD's plugin server and manifest generation)
 e2e-tools:
 	hack/tools.sh e2e
+	hack/argocd-tools.sh
 
 ## cluster-tools: build etcd, the Kubernetes components and kwok into .cache/bin
 cluster-tools:
@@ -34,15 +38,20 @@ lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
-	$(GO) vet -tags e2e ./test/...
+	$(GO) vet -tags e2e ./test/... ./examples/...
 
 ## golden: rewrite the expected outputs from the current code; review the diff
 golden: tools
-	$(GO) test ./functions ./examples -run 'TestGolden|TestKustomize' -update
+	$(GO) test -count=1 ./functions ./examples -update \
+		-run 'TestGolden|TestKustomize|TestKptRender$$|TestHelmPostRenderer$$|TestHelmPlugin$$|TestFlux'
+	hack/argocd-tools.sh
+	$(GO) test -count=1 -tags e2e ./examples -update -run 'TestArgoCDPlugin$$|TestArgoCDKustomizeBuildOptions$$'
 
-## generate: regenerate the Kubernetes schemas from the pinned release
+## generate: regenerate the Kubernetes schemas from the pinned release, and
+## what is exported from the CUE schemas (the KRMFunctionDefinition, the
+## trainfn-job chart's values.schema.json)
 generate:
-	$(GO) generate ./schemas
+	$(GO) generate ./schemas ./functions ./charts
 
 ## bench: whole-process render timings against a pass-through baseline, then the
 ## reconciler's discovery latency, API requests and memory on a real control plane

@@ -122,12 +122,150 @@ func TestSSHKeyRecipe(t *testing.T) {
 	assert.Contains(t, document(t, out, "name: pi-launcher\n  namespace"), "secretName: pi-ssh")
 }
 
+// TestKustomizeContainer builds the container example: kustomize must run
+// trainfn's image with the command line kyaml's source gives container
+// functions, and the image's output must be the exec form's.
+func TestKustomizeContainer(t *testing.T) {
+	kustomize := testtool.Find(t, "kustomize")
+	docker := standInDocker(t)
+	out, stderr, err := run(docker.command(kustomize, "build", "--enable-alpha-plugins",
+		filepath.Join(workspace, "examples", "kustomize", "container")))
+	require.NoError(t, err, stderr)
+	assert.Equal(t, [][]string{kustomizeDockerRun}, docker.calls(t))
+	compareExpected(t, "kustomize/container", out)
+
+	execForm, stderr, err := kustomizeBuild(kustomize, filepath.Join(workspace, "examples", "kustomize", "transformer"))
+	require.NoError(t, err, stderr)
+	assert.Equal(t, execForm, out, "the container form renders what the exec form does")
+}
+
+// TestKustomizeContainerReportsBadSpecs expects trainfn's message to come
+// back through the container runtime, and the build to fail.
+func TestKustomizeContainerReportsBadSpecs(t *testing.T) {
+	kustomize := testtool.Find(t, "kustomize")
+	dir := copyWorkspace(t)
+	replaceInFile(t, filepath.Join(dir, "examples", "jobs", "pi.yaml"), "slotsPerWorker:", "slotPerWorker:")
+	docker := standInDocker(t)
+	out, stderr, err := run(docker.command(kustomize, "build", "--enable-alpha-plugins",
+		filepath.Join(dir, "examples", "kustomize", "container")))
+	require.Error(t, err)
+	assert.Empty(t, out)
+	assert.Contains(t, stderr, `error: MPIJob pi: spec.slotPerWorker: Forbidden: unknown field (did you mean "slotsPerWorker"?)`)
+	assert.Len(t, docker.calls(t), 1)
+}
+
 func kustomizeBuild(kustomize, dir string) (string, string, error) {
-	cmd := exec.Command(kustomize, "build", "--enable-alpha-plugins", "--enable-exec", dir)
+	return run(exec.Command(kustomize, "build", "--enable-alpha-plugins", "--enable-exec", dir))
+}
+
+// run runs cmd and returns what it printed on stdout and stderr.
+func run(cmd *exec.Cmd) (string, string, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()
 	return stdout.String(), stderr.String(), err
+}
+
+// functionImage is the image the examples' container forms name.
+const functionImage = "ghcr.io/trainfn/trainfn:v0.1.0"
+
+// kustomizeDockerRun is how kustomize (kyaml's fn/runtime/container) runs a
+// container function: no network, as user nobody, without new privileges,
+// with the two variables kyaml always sets, and no arguments after the
+// image, so the image's entrypoint must be the function.
+var kustomizeDockerRun = []string{"run", "--rm", "-i", "-a", "STDIN", "-a", "STDOUT", "-a", "STDERR",
+	"--network", "none", "--user", "nobody", "--security-opt=no-new-privileges",
+	"-e", "LOG_TO_STDERR=true", "-e", "STRUCTURED_RESULTS=true", functionImage}
+
+// dockerShim stands in for the docker CLI, because no container engine can
+// run on this machine (no daemon, no privileges to start one). It records
+// every command line it is given, so a test can check what the orchestrator
+// asks of the image, and runs `docker run` of trainfn's image as the image
+// would run: its entrypoint /trainfn (the workspace's bin/trainfn, copied
+// into a directory of its own that stands for the image) reads the
+// ResourceList on stdin, from /, with only the environment docker passes.
+// As root it also does what --network none and --user nobody ask: a network
+// namespace of its own (unshare) and uid and gid 65534 without new
+// privileges (setpriv), so the binary is shown to work as user nobody. The
+// image's file system itself is not stood in for: the image's own build
+// tests that.
+type dockerShim struct {
+	dir string
+}
+
+const dockerShimScript = `#!/bin/sh
+# Stands in for the docker CLI in trainfn's example tests (see dockerShim).
+set -eu
+{ for arg in "$@"; do printf '%s\n' "$arg"; done; echo; } >>'{{log}}'
+case ${1-} in
+version) echo 28.2.2; exit 0 ;;  # kpt checks the client's version first
+run) shift ;;
+*) echo "docker stand-in: only version and run are stood in for, not $1" >&2; exit 125 ;;
+esac
+env=
+while [ $# -gt 1 ]; do
+	if [ "$1" = -e ]; then env="$env $2"; shift; fi  # values have no spaces here
+	shift
+done
+if [ "$1" != '{{image}}' ]; then
+	echo "docker stand-in: Unable to find image '$1' locally" >&2
+	exit 125
+fi
+cd /
+exec {{isolate}} env -i PATH=/usr/local/bin:/usr/bin:/bin HOME=/ $env '{{entrypoint}}'
+`
+
+// standInDocker puts a dockerShim first on the PATH of the commands made
+// with its command method.
+func standInDocker(t *testing.T) *dockerShim {
+	t.Helper()
+	d := &dockerShim{dir: t.TempDir()}
+	// The image's directory must be readable by user nobody, which a test's
+	// temporary directories (0700) are not.
+	image, err := os.MkdirTemp("", "trainfn-image-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(image) })
+	require.NoError(t, os.Chmod(image, 0o755))
+	entrypoint := filepath.Join(image, "trainfn")
+	binary, err := os.ReadFile(filepath.Join(workspace, "bin", "trainfn"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(entrypoint, binary, 0o755))
+
+	isolate := ""
+	if os.Geteuid() == 0 {
+		isolate = testtool.Find(t, "unshare") + " --net " + testtool.Find(t, "setpriv") +
+			" --reuid=65534 --regid=65534 --clear-groups --no-new-privs"
+	} else {
+		t.Log("not root: the stand-in image runs as this user, not as nobody, and with the network")
+	}
+	script := strings.NewReplacer("{{log}}", d.log(), "{{image}}", functionImage,
+		"{{isolate}}", isolate, "{{entrypoint}}", entrypoint).Replace(dockerShimScript)
+	require.NoError(t, os.WriteFile(filepath.Join(d.dir, "docker"), []byte(script), 0o755))
+	return d
+}
+
+func (d *dockerShim) log() string { return filepath.Join(d.dir, "calls") }
+
+// command makes a command whose PATH finds the shim first.
+func (d *dockerShim) command(name string, args ...string) *exec.Cmd {
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), "PATH="+d.dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return cmd
+}
+
+// calls returns the command lines the shim was given, in order.
+func (d *dockerShim) calls(t *testing.T) [][]string {
+	t.Helper()
+	b, err := os.ReadFile(d.log())
+	if os.IsNotExist(err) {
+		return nil
+	}
+	require.NoError(t, err)
+	var calls [][]string
+	for _, call := range strings.Split(strings.TrimSuffix(string(b), "\n\n"), "\n\n") {
+		calls = append(calls, strings.Split(call, "\n"))
+	}
+	return calls
 }
 
 // copyWorkspace gives a test a workspace of its own to change.

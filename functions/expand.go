@@ -13,6 +13,7 @@ import (
 
 	"github.com/trainfn/trainfn/render"
 	"github.com/trainfn/trainfn/render/dijob"
+	"github.com/trainfn/trainfn/render/gitops"
 	"github.com/trainfn/trainfn/render/mpijob"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/pytorchjob"
@@ -57,6 +58,12 @@ type Document struct {
 //
 // When any diagnostic is an error, the output is nil: nothing is half done.
 func Expand(docs []Document) ([]*yaml.RNode, Diagnostics) {
+	out, _, diags := expand(docs)
+	return out, diags
+}
+
+// expand is Expand, also telling which document each object came from.
+func expand(docs []Document) ([]*yaml.RNode, map[*yaml.RNode]Document, Diagnostics) {
 	var out []*yaml.RNode
 	opts, docs, diags := configure(docs)
 	origin := map[*yaml.RNode]Document{}
@@ -71,10 +78,10 @@ func Expand(docs []Document) ([]*yaml.RNode, Diagnostics) {
 	diags = append(diags, collisions(out, origin)...)
 	sortDiagnostics(diags)
 	if diags.HasErrors() {
-		return nil, diags
+		return nil, nil, diags
 	}
 	sortObjects(out)
-	return out, diags
+	return out, origin, diags
 }
 
 func expandOne(doc Document, config options.Options) ([]*yaml.RNode, Diagnostics) {
@@ -102,6 +109,11 @@ func expandOne(doc Document, config options.Options) ([]*yaml.RNode, Diagnostics
 	var rendered render.Output
 	if len(errs) == 0 {
 		rendered, errs = renderer(valid, opts)
+	}
+	if len(errs) == 0 {
+		if err := gitops.Stamp(rendered.Objects); err != nil {
+			errs = append(errs, field.InternalError(nil, err))
+		}
 	}
 	failed := make(schemas.Problems, 0, len(errs))
 	for _, e := range errs {

@@ -227,7 +227,7 @@ spec:
 	require.NoError(t, Function{}.Process(withItem))
 	assert.Len(t, withItem.Items, 3, "the config is rendered once")
 	for _, item := range withItem.Items {
-		assert.Empty(t, item.GetAnnotations(), "the function annotation stays with the config")
+		assert.NotContains(t, item.GetAnnotations(), "config.kubernetes.io/function", "the function annotation stays with the config")
 	}
 }
 

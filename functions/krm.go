@@ -1,7 +1,11 @@
 package functions
 
 import (
+	"cmp"
+	"fmt"
+	"sort"
 	"strconv"
+	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -35,19 +39,103 @@ func (f Function) Process(rl *framework.ResourceList) error {
 // process expands rl in place and returns every diagnostic, warnings too,
 // which rl's results also hold.
 func (Function) process(rl *framework.ResourceList) Diagnostics {
+	if diags := unreadConfig(rl.FunctionConfig); diags != nil {
+		rl.Results = results(diags)
+		return diags
+	}
 	docs := make([]Document, 0, len(rl.Items)+1)
+	var configs []*yaml.RNode
 	for _, item := range rl.Items {
 		docs = append(docs, Document{Node: item, Source: annotatedSource(item)})
+		if path, _, _ := kioutil.GetFileAnnotations(item); isConfig(item) && path != "" {
+			configs = append(configs, item)
+		}
 	}
 	if config := rl.FunctionConfig; config != nil && (isJobSpec(config) || isConfig(config)) && !contains(rl.Items, config) {
 		docs = append(docs, Document{Node: config, Source: annotatedSource(config)})
 	}
-	out, diags := Expand(docs)
+	out, origin, diags := expand(docs)
+	// A configuration among the items that came from a file of a package,
+	// such as a Kptfile's configPath, stays there. Any other is consumed,
+	// as by trainfn render: there is no TrainFn kind to apply.
+	out = append(out, configs...)
+	if !diags.HasErrors() {
+		if err := placeInJobFiles(out, origin); err != nil {
+			diags = append(diags, Diagnostic{Severity: Error, Message: "placing the rendered objects in files: " + err.Error()})
+		}
+	}
 	rl.Results = results(diags)
 	if !diags.HasErrors() {
 		rl.Items = out
 	}
 	return diags
+}
+
+// unreadConfig refuses a function config trainfn would otherwise ignore:
+// options are read from a TrainFn only, never from a ConfigMap such as
+// `kpt fn eval -- key=value` or a Kptfile's configMap: make. The empty
+// ConfigMap kpt passes when it was given no config says nothing.
+func unreadConfig(config *yaml.RNode) Diagnostics {
+	if config == nil || config.IsNilOrEmpty() || isJobSpec(config) || isConfig(config) || isEmptyConfigMap(config) {
+		return nil
+	}
+	kind := strings.TrimSpace(config.GetApiVersion() + " " + config.GetKind())
+	return Diagnostics{{Severity: Error, Source: annotatedSource(config),
+		Message: fmt.Sprintf("the function config is a %s: trainfn reads its options from a %s (or expands a job spec given as the config), and would ignore this one", cmp.Or(kind, "document without a kind"), configKind)}}
+}
+
+func isEmptyConfigMap(n *yaml.RNode) bool {
+	if n.GetApiVersion() != "v1" || n.GetKind() != "ConfigMap" {
+		return false
+	}
+	for _, field := range []string{"data", "binaryData"} {
+		if v := n.Field(field); v != nil && len(v.Value.Content()) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// placeInJobFiles puts what a job renders in the job's own file, when the
+// orchestrator said where items come from (kpt annotates every item;
+// kustomize passes no path). kpt writes an item to the file its path
+// annotation names, and one without to a file of its own; so each file's
+// items are numbered afresh, in the order of the documents they came from,
+// and a job's objects take its place in its file.
+func placeInJobFiles(objects []*yaml.RNode, origin map[*yaml.RNode]Document) error {
+	type placed struct {
+		node *yaml.RNode
+		from int
+	}
+	files := map[string][]placed{}
+	var paths []string
+	for _, o := range objects {
+		path, index, _ := kioutil.GetFileAnnotations(o)
+		if from := origin[o].Node; path == "" && from != nil {
+			path, index, _ = kioutil.GetFileAnnotations(from)
+		}
+		if path == "" {
+			continue
+		}
+		from, _ := strconv.Atoi(index)
+		if _, seen := files[path]; !seen {
+			paths = append(paths, path)
+		}
+		files[path] = append(files[path], placed{o, from})
+	}
+	for _, path := range paths {
+		ps := files[path]
+		sort.SliceStable(ps, func(i, j int) bool { return ps[i].from < ps[j].from })
+		for i, p := range ps {
+			if err := p.node.PipeE(yaml.SetAnnotation(kioutil.PathAnnotation, path)); err != nil {
+				return err
+			}
+			if err := p.node.PipeE(yaml.SetAnnotation(kioutil.IndexAnnotation, strconv.Itoa(i))); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // RunFunction reads a ResourceList from rw, processes it and writes it back,

@@ -75,6 +75,11 @@ func expandPath(p string) ([]string, error) {
 			}
 			return nil
 		}
+		if d.IsDir() && path != p && writtenByRender(path) {
+			// What render --output-dir wrote is output, even inside an
+			// input directory: read again, every object would be twice.
+			return filepath.SkipDir
+		}
 		switch filepath.Ext(path) {
 		case ".yaml", ".yml", ".json":
 			if !d.IsDir() {

@@ -39,8 +39,50 @@ debian_package() {
 		{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$pkg" >/dev/null; }
 }
 
+# go_tool_as NAME MODULE@VERSION: go_tool, for a command whose own name
+# another tool already has (helm 3 and helm 4 are both "helm").
+go_tool_as() {
+	local name=$1 module=$2 stamp="$bin/.$1.version" tmp
+	if [[ -x "$bin/$name" && "$(cat "$stamp" 2>/dev/null)" == "$module" ]]; then
+		return
+	fi
+	echo "tools: building $module as $name" >&2
+	tmp=$(mktemp -d)
+	GOBIN="$tmp" GOFLAGS=-mod=mod go install "$module"
+	mv "$tmp"/* "$bin/$name"
+	rmdir "$tmp"
+	echo "$module" >"$stamp"
+}
+
+# module_tool NAME DIR [LDFLAGS]: build the tool DIR's go.mod names, once per
+# go.mod, go.sum and flags. kpt is built this way: its versions are on the
+# module proxy but not in the checksum database, so its go.sum, committed, is
+# what pins it.
+module_tool() {
+	local name=$1 dir=$2 ldflags=${3:-} stamp="$bin/.$1.version" want
+	want=$( (cat "$dir/go.mod" "$dir/go.sum"; echo "$ldflags") | sha256sum | cut -d' ' -f1)
+	if [[ -x "$bin/$name" && "$(cat "$stamp" 2>/dev/null)" == "$want" ]]; then
+		return
+	fi
+	echo "tools: building $name from $dir" >&2
+	(cd "$dir" && go build -trimpath -ldflags "$ldflags" -o "$bin/$name" "$(sed -n 's/^tool //p' go.mod)")
+	echo "$want" >"$stamp"
+}
+
 go_tool kustomize sigs.k8s.io/kustomize/kustomize/v5@v5.8.2
 go_tool helm helm.sh/helm/v3/cmd/helm@v3.22.0
+go_tool_as helm4 helm.sh/helm/v4/cmd/helm@v4.3.1
+go_tool kubeconform github.com/yannh/kubeconform/cmd/kubeconform@v0.8.0
+kpt=github.com/GoogleContainerTools/kpt
+module_tool kpt hack/tools/kpt "-X $kpt/run.version=$(cd hack/tools/kpt && go list -m -f '{{.Version}}' "$kpt")"
+# yaml-language-server, which the editor example is tested with, from npm.
+debian_command node nodejs
+debian_command npm npm
+yls=.cache/npm/yaml-language-server@1.25.0
+[[ -x $yls/node_modules/yaml-language-server/bin/yaml-language-server ]] || {
+	echo "tools: installing yaml-language-server from npm" >&2
+	npm install --prefix "$yls" --no-audit --no-fund --no-save yaml-language-server@1.25.0 >/dev/null
+}
 debian_command ssh-keygen openssh-client
 debian_command sshd openssh-server
 # The end-to-end suite stands a pod in for its own namespaces.

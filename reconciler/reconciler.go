@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/trainfn/trainfn/reconciler/discovery"
+	"github.com/trainfn/trainfn/render/gitops"
 	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/render/mpi"
@@ -78,6 +79,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	}
 	var errs []error
 	errs = append(errs, r.ensureSSHSecret(ctx, j))
+	errs = append(errs, r.renew(ctx, j))
 	ended := false
 	for _, w := range j.workers() {
 		done, err := r.cleanUp(ctx, j, w)
@@ -118,6 +120,38 @@ func (r *Reconciler) load(ctx context.Context, req reconcile.Request) (*job, err
 	return j, nil
 }
 
+// runMarks are what the reconciler records on an elastic StatefulSet about
+// one run of its job.
+var runMarks = []string{handoff.ScaledFrom, handoff.Ended, handoff.Allocation, handoff.Revision}
+
+// renew clears the run marks of an elastic StatefulSet whose template is of
+// another render than the run they record: the job changed in Git, its
+// Jobs were recreated, and the StatefulSet, which a GitOps tool rolls
+// rather than recreates, must start again too, ended or scaled as the old
+// run left it.
+func (r *Reconciler) renew(ctx context.Context, j *job) error {
+	var errs []error
+	for i := range j.statefulSets {
+		s := &j.statefulSets[i]
+		digest := s.Spec.Template.Labels[gitops.DigestLabel]
+		if _, started := s.Annotations[handoff.ScaledFrom]; !started || digest == "" || s.Annotations[handoff.Revision] == digest {
+			continue
+		}
+		cleared := map[string]any{}
+		for _, k := range runMarks {
+			cleared[k] = nil
+		}
+		if err := r.mergePatch(ctx, s, map[string]any{"metadata": map[string]any{"annotations": cleared}}); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		r.Recorder.Eventf(s, nil, corev1.EventTypeNormal, "NewRevision", "Renew",
+			"the template is of render %s, not of %q: a new run starts", digest, s.Annotations[handoff.Revision])
+		log.FromContext(ctx).Info("new revision", "statefulSet", s.Name, "from", s.Annotations[handoff.Revision], "to", digest)
+	}
+	return errors.Join(errs...)
+}
+
 // scale sets an elastic StatefulSet's first replicas, once, and keeps later
 // counts within the job's bounds. Scaling down is the StatefulSet
 // controller's: it removes the highest indexes first, never one below the
@@ -144,6 +178,9 @@ func (r *Reconciler) scale(ctx context.Context, s *appsv1.StatefulSet) error {
 	patch := map[string]any{"spec": map[string]any{"replicas": want}}
 	if why == "Started" {
 		annotations := map[string]string{handoff.ScaledFrom: fmt.Sprint(want)}
+		if digest := s.Spec.Template.Labels[gitops.DigestLabel]; digest != "" {
+			annotations[handoff.Revision] = digest
+		}
 		if r.Allocation != nil && isPreemptible(s) {
 			placed := r.Allocation.Place(ctx, s, indexesBelow(want))
 			if len(placed) == int(want) {

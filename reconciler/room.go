@@ -102,19 +102,29 @@ func (a *Allocation) countRoom(ctx context.Context, optimized map[string]bool) (
 }
 
 // forgetScaledAway drops the reservations of workers whose StatefulSet no
-// longer has their index, or is gone.
+// longer has their index, or is gone. It reads the StatefulSets live, in
+// the namespaces of the reservations (those the reconciler may read): the
+// cache may not have seen a count just raised yet, and forgetting the new
+// workers' reservations would hand their room out twice.
 func (a *Allocation) forgetScaledAway(ctx context.Context) error {
 	if len(a.reserved) == 0 {
 		return nil
 	}
-	var sets appsv1.StatefulSetList
-	if err := a.Client.List(ctx, &sets, client.MatchingLabels{labels.OperatorName: labels.Operator}); err != nil {
-		return err
-	}
 	count := map[worker]int{}
-	for i := range sets.Items {
-		s := &sets.Items[i]
-		count[workerOf(s, 0)] = int(replicas(s))
+	listed := map[string]bool{}
+	for w := range a.reserved {
+		if listed[w.namespace] {
+			continue
+		}
+		listed[w.namespace] = true
+		var sets appsv1.StatefulSetList
+		if err := a.Live.List(ctx, &sets, client.InNamespace(w.namespace), client.MatchingLabels{labels.OperatorName: labels.Operator}); err != nil {
+			return err
+		}
+		for i := range sets.Items {
+			s := &sets.Items[i]
+			count[workerOf(s, 0)] = int(replicas(s))
+		}
 	}
 	for w := range a.reserved {
 		first := w

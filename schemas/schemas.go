@@ -105,3 +105,17 @@ func compileAll() (*compiledSchemas, error) {
 	}
 	return out, nil
 }
+
+// Definition is the compiled schema of a kind, the CUE definition its
+// documents are unified with, for exporting it in other schema languages.
+func Definition(k Kind) (cue.Value, error) {
+	c, err := compiled()
+	if err != nil {
+		return cue.Value{}, err
+	}
+	def, ok := c.defs[k]
+	if !ok {
+		return cue.Value{}, fmt.Errorf("trainfn has no schema for %s", k)
+	}
+	return def, nil
+}

@@ -45,8 +45,9 @@ func rootCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "trainfn",
 		Short: "Expand training job specs into plain Kubernetes objects",
-		Long: `trainfn validates training job specs (MPIJob kubeflow.org/v2beta1) against
-their schemas and expands them into plain Kubernetes objects.
+		Long: `trainfn validates training job specs (MPIJob, PyTorchJob and DIJob, as
+their operators' users write them) against their schemas and expands them
+into plain Kubernetes objects.
 
 Given a ResourceList on standard input, trainfn is a KRM function: kustomize
 (transformers: or generators:), kpt and other orchestrators run it. The
@@ -65,31 +66,47 @@ subcommands do the same on plain YAML files.`,
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(renderCommand(stdin, stdout, stderr), validateCommand(stdin, stderr), reconcileCommand(stderr), statusCommand(stdout, stderr), versionCommand(stdout))
+	root.AddCommand(renderCommand(stdin, stdout, stderr), validateCommand(stdin, stderr), reconcileCommand(stderr), statusCommand(stdout, stderr), schemaCommand(stdout, stderr), versionCommand(stdout))
 	return root
 }
 
 func renderCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
-	return &cobra.Command{
+	var outputDir string
+	cmd := &cobra.Command{
 		Use:   "render [FILE|DIR|-]...",
 		Short: "Expand the job specs in YAML files; print every object as one YAML stream",
 		Long: `render reads YAML documents from files, directories (their .yaml, .yml and
 .json files, recursively) or - (standard input, the default), replaces each job
 spec with the objects it renders, passes every other document through, and
 prints the result, sorted, to standard output. On any error nothing is
-printed to standard output and the exit status is 1.`,
+printed to standard output and the exit status is 1.
+
+With --output-dir DIR the objects are written into DIR instead, a file each,
+with a kustomization.yaml that lists them: a plain kustomization that any
+kustomize builds without plugins (Flux's kustomize-controller, Argo CD's
+default kustomize). DIR is replaced as a whole, so objects no longer rendered
+leave it; render refuses a DIR holding files it did not write.`,
+		Example: `  trainfn render examples/jobs/pi.yaml
+  trainfn render jobs/ --output-dir deploy/training   # commit deploy/training for Flux`,
 		RunE: func(_ *cobra.Command, args []string) error {
 			objects, err := expand(args, stdin, stderr)
 			if err != nil {
 				return err
 			}
-			if err := functions.WriteDocuments(stdout, objects); err != nil {
+			if outputDir != "" {
+				err = functions.WriteKustomization(outputDir, objects)
+			} else {
+				err = functions.WriteDocuments(stdout, objects)
+			}
+			if err != nil {
 				fmt.Fprintln(stderr, "error:", err)
 				return exitError(1)
 			}
 			return nil
 		},
 	}
+	cmd.Flags().StringVarP(&outputDir, "output-dir", "o", "", "write a kustomization into this directory instead of printing")
+	return cmd
 }
 
 func validateCommand(stdin io.Reader, stderr io.Writer) *cobra.Command {

@@ -48,6 +48,12 @@ const (
 	// Ended, on the workers' workload, records that the job ended and how
 	// (Succeeded or Failed); the reconciler then holds the workers stopped.
 	Ended = "trainfn.dev/ended"
+	// Revision, on an elastic StatefulSet, is the render digest of the run
+	// the marks above belong to: its template's trainfn.dev/render-digest
+	// when the reconciler started it. A StatefulSet rolled to a template of
+	// another digest (the job changed in Git) is a new run: the reconciler
+	// clears the marks and starts it as it started the first.
+	Revision = "trainfn.dev/revision"
 	// DiscoveredHosts, on the launcher's pod, is a digest of the discovery
 	// script last written: changing it makes the kubelet refresh the pod's
 	// ConfigMap volume at once rather than at its next periodic sync.

@@ -3,11 +3,20 @@
 package reconcile
 
 import (
+	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
 	"github.com/trainfn/trainfn/reconciler"
+	"github.com/trainfn/trainfn/render/gitops"
+	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/render/labels"
 )
 
 // TestGitOpsReapply applies the unchanged rendered output again after the
@@ -43,6 +52,59 @@ func TestGitOpsReapply(t *testing.T) {
 				t.Errorf("after applying as %s (force %v): spec.replicas %s, want 3", manager, force, replicasOf(s.Spec.Replicas))
 			}
 		}
+	}
+	j.checkInvariants(t)
+}
+
+// TestChangedJobRunsAgain changes an elastic job in Git after it ended, and
+// syncs it as Flux does (the Jobs, whose templates cannot change, deleted
+// and created; the StatefulSet applied, so rolled): the reconciler must see
+// a new run in the rolled StatefulSet, clear what the ended run left on it
+// and start its workers again, rather than hold them stopped.
+func TestChangedJobRunsAgain(t *testing.T) {
+	t.Parallel()
+	j, _ := startElastic(t)
+	finish(t, j.ns, j.waitRunning(t, labels.RoleLauncher, 1)[0].Name, 0)
+	j.waitReplicas(t, 0)
+	first := j.liveStatefulSet(t)
+	if first.Annotations[handoff.Ended] != "Succeeded" || first.Annotations[handoff.Revision] == "" {
+		t.Fatalf("the first run's marks: %v", first.Annotations)
+	}
+
+	changed := elasticMPIJob
+	changed.Workers = 3
+	objs := render(t, changed.String())
+	ctx, cancel := timeout()
+	defer cancel()
+	for _, obj := range objs {
+		if obj.GetKind() != "Job" {
+			continue
+		}
+		err := kube.Client.BatchV1().Jobs(j.ns).Delete(ctx, obj.GetName(), metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "the old Jobs gone", func(ctx context.Context) error {
+		jobs, err := kube.Client.BatchV1().Jobs(j.ns).List(ctx, metav1.ListOptions{})
+		if err != nil || len(jobs.Items) > 0 {
+			return fmt.Errorf("%d Jobs left: %v", len(jobs.Items), err)
+		}
+		return nil
+	})
+	if err := apply(ctx, j.ns, gitOps, true, objs); err != nil {
+		t.Fatal(err)
+	}
+	j.objs = objs
+
+	j.waitReplicas(t, 3)
+	j.waitDiscovery(t, 0, 1, 2)
+	s := j.liveStatefulSet(t)
+	if _, ended := s.Annotations[handoff.Ended]; ended {
+		t.Errorf("the new run is marked ended: %v", s.Annotations)
+	}
+	if s.Annotations[handoff.Revision] == first.Annotations[handoff.Revision] || s.Annotations[handoff.Revision] != s.Spec.Template.Labels[gitops.DigestLabel] {
+		t.Errorf("revision %q, first run's %q, template's %q", s.Annotations[handoff.Revision], first.Annotations[handoff.Revision], s.Spec.Template.Labels[gitops.DigestLabel])
 	}
 	j.checkInvariants(t)
 }

@@ -1,0 +1,20 @@
+# trainfn's function image: one static binary on distroless's static base,
+# run as an unprivileged user. Small (the binary and a few KiB of base), no
+# shell, no package manager. kustomize and kpt run container functions as
+# user "nobody", which the base's /etc/passwd resolves; the default user is
+# distroless's nonroot (65532).
+#
+# Build (this needs a container engine; trainfn's own CI has none):
+#   docker build --build-arg VERSION=v0.1.0 -t ghcr.io/trainfn/trainfn:v0.1.0 .
+FROM golang:1.26 AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+ARG VERSION=dev
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/trainfn ./cmd/trainfn
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=build /out/trainfn /trainfn
+USER 65532:65532
+ENTRYPOINT ["/trainfn"]

@@ -1,0 +1,45 @@
+// Command argocd-harness runs the two halves of Argo CD's manifest
+// generation from Argo CD's own packages, so that trainfn's Argo CD examples
+// are tested against the code a real installation runs, not a description of
+// it:
+//
+//	argocd-harness cmp-server [flags]
+//	    the config management plugin sidecar's argocd-cmp-server, unchanged
+//	    (its flags and environment are Argo CD's)
+//	argocd-harness generate --repo DIR --application FILE --argocd-cm FILE
+//	    what the application controller asks of the repo-server and what the
+//	    repo-server does with it: the Application's source, argocd-cm's
+//	    settings, then the repo-server's GenerateManifests (kustomize build
+//	    with kustomize.buildOptions, or the plugin sidecar over its socket)
+//
+// The released argocd is one multi-call binary, every component chosen by
+// its argv[0]; these two pieces are all the tests need, so only they are
+// built.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	cmpserver "github.com/argoproj/argo-cd/v3/cmd/argocd-cmp-server/commands"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: argocd-harness cmp-server|generate [flags]")
+		os.Exit(2)
+	}
+	switch os.Args[1] {
+	case "cmp-server":
+		cmd := cmpserver.NewCommand()
+		cmd.SetArgs(os.Args[2:])
+		if err := cmd.Execute(); err != nil {
+			os.Exit(1)
+		}
+	case "generate":
+		os.Exit(generate(os.Args[2:]))
+	default:
+		fmt.Fprintf(os.Stderr, "argocd-harness: unknown command %q (want cmp-server or generate)\n", os.Args[1])
+		os.Exit(2)
+	}
+}

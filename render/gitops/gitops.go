@@ -1,0 +1,195 @@
+// Package gitops prepares a job's rendered objects for the GitOps tools that
+// apply them, so that a job changed in Git runs anew on the next sync without
+// anyone deleting objects by hand.
+//
+// Two facts make that hard. A Job's pod template is immutable, so applying a
+// changed Job fails; and a job is several objects that only make sense
+// together: a new worker count changes the workers' Job and the hostfile,
+// but not the launcher's template, whose running mpirun would never see it.
+//
+// Stamp answers both. Every pod template a job renders carries the digest of
+// everything rendered for the job (DigestLabel), so any change to the job
+// changes every one of its templates, and every Job asks the tools to delete
+// and create it again when the API server refuses to patch it: Flux's
+// kustomize-controller through its force annotation; Argo CD through its
+// Force sync option (kubectl apply --force). kubectl refuses --force with
+// server-side apply, so the Jobs also ask Argo CD for a client-side apply,
+// whatever the Application uses for everything else. The job's Services
+// select the digest too, so the pods of the revision being replaced leave
+// the job's DNS names at once, before they are gone, and a new launcher
+// never reaches an old worker. A job that did not change renders the same
+// digest, so a sync leaves it running.
+package gitops
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/trainfn/trainfn/render/ynode"
+)
+
+const (
+	// DigestLabel, on every pod template of a job and in the selector of
+	// every Service of it, is the digest of all the objects rendered for
+	// the job.
+	DigestLabel = "trainfn.dev/render-digest"
+
+	// FluxForceAnnotation asks Flux's kustomize-controller to recreate the
+	// object when applying it fails on an immutable field.
+	FluxForceAnnotation = "kustomize.toolkit.fluxcd.io/force"
+	fluxForceEnabled    = "enabled"
+
+	// ArgoSyncOptionsAnnotation holds Argo CD's per-object sync options,
+	// comma-separated.
+	ArgoSyncOptionsAnnotation = "argocd.argoproj.io/sync-options"
+	argoForce                 = "Force=true"
+	// argoClientSide keeps Argo CD's Force from meeting server-side apply,
+	// which kubectl refuses: every sync of the Job would fail.
+	argoClientSide = "ServerSideApply=false"
+)
+
+// Stamp labels the pod templates of objects, and their Services' selectors,
+// with the digest of objects, and asks for the recreation of their Jobs. A
+// choice the job's own annotations already made for either tool is kept:
+// Argo CD options that set ServerSideApply, Replace or Force are left alone,
+// except that Force=true gets the client-side apply it needs.
+func Stamp(objects []*yaml.RNode) error {
+	digest, err := Digest(objects)
+	if err != nil {
+		return err
+	}
+	for _, obj := range objects {
+		if err := stamp(obj, digest); err != nil {
+			return fmt.Errorf("%s %s: %w", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+	return nil
+}
+
+func stamp(obj *yaml.RNode, digest string) error {
+	switch obj.GetApiVersion() + " " + obj.GetKind() {
+	case "batch/v1 Job":
+		if err := setField(obj, digest, "spec", "template", "metadata", "labels"); err != nil {
+			return err
+		}
+		return askToRecreate(obj)
+	case "apps/v1 StatefulSet":
+		return setField(obj, digest, "spec", "template", "metadata", "labels")
+	case "v1 Service":
+		if selector := obj.Field("spec"); selector != nil && selector.Value.Field("selector") != nil {
+			return setField(obj, digest, "spec", "selector")
+		}
+	}
+	return nil
+}
+
+func setField(obj *yaml.RNode, digest string, path ...string) error {
+	return obj.PipeE(yaml.LookupCreate(yaml.MappingNode, path...), yaml.SetField(DigestLabel, yaml.NewRNode(ynode.String(digest))))
+}
+
+// Digest is a short SHA-256 of objects' content, in their order: rendering
+// is deterministic, so the same job always gives the same digest. Content
+// is hashed as JSON, so comments, quoting and key order, which a YAML
+// library may change between versions, never restart a job; nor do the
+// annotations a tool adds for its own round trip.
+func Digest(objects []*yaml.RNode) (string, error) {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	for _, obj := range objects {
+		content, err := obj.Map()
+		if err != nil {
+			return "", fmt.Errorf("%s %s: %w", obj.GetKind(), obj.GetName(), err)
+		}
+		dropTransientAnnotations(content)
+		if err := enc.Encode(content); err != nil {
+			return "", fmt.Errorf("%s %s: %w", obj.GetKind(), obj.GetName(), err)
+		}
+	}
+	// 64 bits tell a job's revisions apart; the full 256 would only make
+	// every pod's metadata longer.
+	return hex.EncodeToString(h.Sum(nil)[:8]), nil
+}
+
+// transientAnnotationPrefixes mark annotations a tool puts on documents and
+// takes off before applying them: Helm 4 notes each document's template file
+// (postrenderer.helm.sh/postrender-filename) around its post-renderer, which
+// trainfn carries onto everything a job renders so that Helm can file it.
+var transientAnnotationPrefixes = []string{"postrenderer.helm.sh/"}
+
+func dropTransientAnnotations(content map[string]any) {
+	metadata, _ := content["metadata"].(map[string]any)
+	annotations, _ := metadata["annotations"].(map[string]any)
+	for k := range annotations {
+		for _, p := range transientAnnotationPrefixes {
+			if strings.HasPrefix(k, p) {
+				delete(annotations, k)
+			}
+		}
+	}
+	if annotations != nil && len(annotations) == 0 {
+		delete(metadata, "annotations")
+	}
+}
+
+func askToRecreate(job *yaml.RNode) error {
+	annotations := job.GetAnnotations()
+	if _, chosen := annotations[FluxForceAnnotation]; !chosen {
+		if err := setAnnotation(job, FluxForceAnnotation, fluxForceEnabled); err != nil {
+			return err
+		}
+	}
+	options := annotations[ArgoSyncOptionsAnnotation]
+	var add []string
+	switch {
+	case hasOption(options, "ServerSideApply"):
+	case hasOption(options, "Replace"), hasOption(options, "Force"):
+		if optionSet(options, argoForce) {
+			add = []string{argoClientSide}
+		}
+	default:
+		add = []string{argoClientSide, argoForce}
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	if strings.TrimSpace(options) != "" {
+		add = append([]string{options}, add...)
+	}
+	return setAnnotation(job, ArgoSyncOptionsAnnotation, strings.Join(add, ","))
+}
+
+// setAnnotation quotes a value only where YAML would read another type, as
+// every other string trainfn renders.
+func setAnnotation(obj *yaml.RNode, key, value string) error {
+	return obj.PipeE(
+		yaml.LookupCreate(yaml.MappingNode, "metadata", "annotations"),
+		yaml.SetField(key, yaml.NewRNode(ynode.String(value))),
+	)
+}
+
+// hasOption reports whether Argo CD's comma-separated sync options set name,
+// to any value.
+func hasOption(options, name string) bool {
+	for _, o := range strings.Split(options, ",") {
+		if k, _, _ := strings.Cut(strings.TrimSpace(o), "="); k == name {
+			return true
+		}
+	}
+	return false
+}
+
+// optionSet reports whether the sync options hold option exactly, as Argo
+// CD reads them.
+func optionSet(options, option string) bool {
+	for _, o := range strings.Split(options, ",") {
+		if strings.TrimSpace(o) == option {
+			return true
+		}
+	}
+	return false
+}

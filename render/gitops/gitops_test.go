@@ -1,0 +1,175 @@
+package gitops_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/trainfn/trainfn/render/gitops"
+)
+
+const job = `apiVersion: batch/v1
+kind: Job
+metadata:
+  name: pi-launcher
+  annotations:
+    team: research
+spec:
+  template:
+    spec:
+      containers:
+      - name: launcher
+        image: mpi-pi:1
+`
+
+const statefulSet = `apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: pi-worker
+spec:
+  selector:
+    matchLabels:
+      app: pi
+  template:
+    metadata:
+      labels:
+        app: pi
+    spec:
+      containers:
+      - name: worker
+        image: mpi-pi:1
+`
+
+const service = `apiVersion: v1
+kind: Service
+metadata:
+  name: pi
+spec:
+  clusterIP: None
+  selector:
+    app: pi
+`
+
+const configMap = `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: pi-config
+data:
+  hostfile: |
+    pi-worker-0.pi slots=1
+`
+
+func parse(t *testing.T, docs ...string) []*yaml.RNode {
+	t.Helper()
+	var out []*yaml.RNode
+	for _, d := range docs {
+		out = append(out, yaml.MustParse(d))
+	}
+	return out
+}
+
+func value(t *testing.T, n *yaml.RNode, path ...string) string {
+	t.Helper()
+	v, err := n.Pipe(yaml.Lookup(path...))
+	require.NoError(t, err)
+	if v == nil {
+		return ""
+	}
+	return yaml.GetValue(v)
+}
+
+func TestStampTiesTheJobTogetherWithOneDigest(t *testing.T) {
+	objs := parse(t, configMap, job, statefulSet, service)
+	require.NoError(t, gitops.Stamp(objs))
+
+	digest := value(t, objs[1], "spec", "template", "metadata", "labels", gitops.DigestLabel)
+	assert.Len(t, digest, 16)
+	assert.Equal(t, digest, value(t, objs[2], "spec", "template", "metadata", "labels", gitops.DigestLabel))
+	assert.Equal(t, "pi", value(t, objs[2], "spec", "template", "metadata", "labels", "app"), "the template's own labels are kept")
+	assert.Equal(t, "", value(t, objs[2], "spec", "selector", "matchLabels", gitops.DigestLabel), "a StatefulSet's selector is immutable")
+	assert.Equal(t, digest, value(t, objs[3], "spec", "selector", gitops.DigestLabel), "old revisions' pods leave the job's names")
+	assert.Equal(t, "pi", value(t, objs[3], "spec", "selector", "app"))
+	assert.Empty(t, objs[0].GetAnnotations(), "a ConfigMap has no template and is patched in place")
+	assert.Empty(t, objs[0].GetLabels())
+}
+
+func TestStampAsksForRecreationOfJobsOnly(t *testing.T) {
+	objs := parse(t, job, statefulSet)
+	require.NoError(t, gitops.Stamp(objs))
+
+	assert.Equal(t, map[string]string{
+		"team":                           "research",
+		gitops.FluxForceAnnotation:       "enabled",
+		gitops.ArgoSyncOptionsAnnotation: "ServerSideApply=false,Force=true",
+	}, objs[0].GetAnnotations())
+	assert.Empty(t, objs[1].GetAnnotations(), "a StatefulSet's template may change: it rolls")
+}
+
+func TestStampKeepsTheJobsOwnChoices(t *testing.T) {
+	for _, tc := range []struct {
+		name, flux, argo   string
+		wantFlux, wantArgo string
+	}{
+		{name: "other Argo CD options", argo: "Prune=false", wantFlux: "enabled", wantArgo: "Prune=false,ServerSideApply=false,Force=true"},
+		{name: "Force off", argo: "Prune=false, Force=false", wantFlux: "enabled", wantArgo: "Prune=false, Force=false"},
+		{name: "Force on, needing a client-side apply", argo: "Force=true", wantFlux: "enabled", wantArgo: "Force=true,ServerSideApply=false"},
+		{name: "Replace chosen", argo: "Replace=true", wantFlux: "enabled", wantArgo: "Replace=true"},
+		{name: "server-side apply chosen", argo: "ServerSideApply=true", wantFlux: "enabled", wantArgo: "ServerSideApply=true"},
+		{name: "Flux force chosen", flux: "disabled", wantFlux: "disabled", wantArgo: "ServerSideApply=false,Force=true"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := parse(t, job)
+			if tc.flux != "" {
+				require.NoError(t, objs[0].PipeE(yaml.SetAnnotation(gitops.FluxForceAnnotation, tc.flux)))
+			}
+			if tc.argo != "" {
+				require.NoError(t, objs[0].PipeE(yaml.SetAnnotation(gitops.ArgoSyncOptionsAnnotation, tc.argo)))
+			}
+			require.NoError(t, gitops.Stamp(objs))
+			assert.Equal(t, tc.wantFlux, objs[0].GetAnnotations()[gitops.FluxForceAnnotation])
+			assert.Equal(t, tc.wantArgo, objs[0].GetAnnotations()[gitops.ArgoSyncOptionsAnnotation])
+		})
+	}
+}
+
+func digest(t *testing.T, docs ...string) string {
+	t.Helper()
+	d, err := gitops.Digest(parse(t, docs...))
+	require.NoError(t, err)
+	return d
+}
+
+func TestDigestFollowsEveryObjectOfTheJob(t *testing.T) {
+	base := digest(t, configMap, job)
+	assert.Equal(t, base, digest(t, configMap, job), "the same objects give the same digest")
+	moreWorkers := configMap + "    pi-worker-1.pi slots=1\n"
+	assert.NotEqual(t, base, digest(t, moreWorkers, job), "a change to the hostfile alone changes the launcher's digest")
+	assert.NotEqual(t, base, digest(t, configMap, strings.Replace(job, "mpi-pi:1", "mpi-pi:2", 1)))
+}
+
+func TestDigestIsOfContentNotPresentation(t *testing.T) {
+	base := digest(t, configMap, job)
+	presented := strings.NewReplacer(
+		"image: mpi-pi:1", `image: "mpi-pi:1" # pinned`,
+		"  name: pi-launcher\n  annotations:\n    team: research\n", "  annotations:\n    team: 'research'\n  name: pi-launcher\n",
+	).Replace(job)
+	require.NotEqual(t, job, presented)
+	assert.Equal(t, base, digest(t, configMap, "# the launcher\n"+presented), "comments, quoting and key order restart no job")
+}
+
+func TestDigestIgnoresHelmsFileAnnotation(t *testing.T) {
+	// The job's own annotations before Helm's, whose order must not change.
+	annotated := strings.Replace(job, "    team: research\n", "    team: research\n    a-last-one: x\n", 1)
+	plain := digest(t, configMap, annotated)
+	filed := parse(t, configMap, annotated)
+	for _, o := range filed {
+		require.NoError(t, o.PipeE(yaml.SetAnnotation("postrenderer.helm.sh/postrender-filename", "trainfn-job/templates/job.yaml")))
+	}
+	withFile, err := gitops.Digest(filed)
+	require.NoError(t, err)
+	assert.Equal(t, plain, withFile, "Helm 3 and Helm 4 render the same digest")
+	assert.Equal(t, "trainfn-job/templates/job.yaml", filed[1].GetAnnotations()["postrenderer.helm.sh/postrender-filename"], "the annotation itself stays for Helm")
+}

@@ -1,0 +1,360 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
+	"github.com/fluxcd/pkg/ssa"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	"github.com/trainfn/trainfn/functions"
+	"github.com/trainfn/trainfn/render/gitops"
+	"github.com/trainfn/trainfn/test/cluster"
+	"github.com/trainfn/trainfn/test/testtool"
+)
+
+// A job edited in Git, as a team edits it: first more workers (which
+// changes the workers' Job and the hostfile, not the launcher's template),
+// then a new image.
+const (
+	piJob = `apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: pi
+spec:
+  slotsPerWorker: 1
+  runPolicy:
+    cleanPodPolicy: Running
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - image: mpioperator/mpi-pi:IMAGE
+            name: mpi-launcher
+            command: [mpirun, -n, "2", /home/mpiuser/pi]
+    Worker:
+      replicas: WORKERS
+      template:
+        spec:
+          containers:
+          - image: mpioperator/mpi-pi:IMAGE
+            name: mpi-worker
+`
+	// other is a job in the same repository that nobody edits.
+	other = `apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: other
+spec:
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: pytorch:1
+`
+)
+
+func piRevision(image string, workers int) string {
+	return strings.NewReplacer("IMAGE", image, "WORKERS", fmt.Sprint(workers)).Replace(piJob) + "---\n" + other
+}
+
+// gitopsRevisions are the commits the scenarios sync, one after another.
+var gitopsRevisions = []struct {
+	what    string
+	spec    string
+	workers int32
+	image   string
+	changed bool // whether pi's Jobs must be new
+}{
+	{"first sync", piRevision("openmpi", 2), 2, "mpioperator/mpi-pi:openmpi", true},
+	{"a third worker", piRevision("openmpi", 3), 3, "mpioperator/mpi-pi:openmpi", true},
+	{"a new image", piRevision("mpich", 3), 3, "mpioperator/mpi-pi:mpich", true},
+	{"the same commit again", piRevision("mpich", 3), 3, "mpioperator/mpi-pi:mpich", false},
+}
+
+// syncer applies one revision's rendered objects into a namespace the way
+// a GitOps tool does.
+type syncer func(t *testing.T, ns string, objs []*unstructured.Unstructured) error
+
+// TestChangingAJobInGitWithFlux syncs each revision with Flux's own apply
+// engine (github.com/fluxcd/pkg/ssa), configured as kustomize-controller
+// configures it for a Kustomization without `force: true`: server-side apply
+// under its field manager, and recreation only of the objects that carry
+// kustomize.toolkit.fluxcd.io/force: enabled.
+func TestChangingAJobInGitWithFlux(t *testing.T) {
+	t.Parallel()
+	checkRevisions(t, fluxSync(t, ssa.ApplyOptions{ForceSelector: map[string]string{gitops.FluxForceAnnotation: "enabled"}}))
+}
+
+// TestChangingAJobInGitWithArgoCD syncs each revision as Argo CD does, in
+// an Application that applies client-side (the default) and in one with
+// ServerSideApply=true.
+func TestChangingAJobInGitWithArgoCD(t *testing.T) {
+	t.Parallel()
+	for name, serverSide := range map[string]bool{"client-side apply": false, "ServerSideApply=true": true} {
+		t.Run(name, func(t *testing.T) { checkRevisions(t, argoSync(serverSide)) })
+	}
+}
+
+// TestChangingAJobInGitNeedsTheAnnotations is the control: without the
+// annotations trainfn renders, neither tool can apply the second revision;
+// and Force=true alone breaks an Application that applies server-side.
+func TestChangingAJobInGitNeedsTheAnnotations(t *testing.T) {
+	t.Parallel()
+	without := func(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+		return withArgoOptions(withoutRecreation(objs), "")
+	}
+	forceOnly := func(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+		return withArgoOptions(objs, "Force=true")
+	}
+	for name, tc := range map[string]struct {
+		sync    syncer
+		edit    func([]*unstructured.Unstructured) []*unstructured.Unstructured
+		failure string
+	}{
+		"Flux":                              {fluxSync(t, ssa.DefaultApplyOptions()), without, "field is immutable"},
+		"Argo CD":                           {argoSync(false), without, "field is immutable"},
+		"Argo CD with ServerSideApply=true": {argoSync(true), without, "field is immutable"},
+		"Argo CD with Force=true and SSA":   {argoSync(true), forceOnly, "--force cannot be used with --server-side"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ns := kube.Namespace(t)
+			first, second := renderRevision(t, gitopsRevisions[0].spec), renderRevision(t, gitopsRevisions[1].spec)
+			if err := tc.sync(t, ns, tc.edit(first)); err != nil {
+				assert.Contains(t, err.Error(), tc.failure)
+				return
+			}
+			err := tc.sync(t, ns, tc.edit(second))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.failure)
+		})
+	}
+}
+
+func checkRevisions(t *testing.T, sync syncer) {
+	ns := kube.Namespace(t)
+	var before map[string]types.UID
+	for _, rev := range gitopsRevisions {
+		require.NoError(t, sync(t, ns, renderRevision(t, rev.spec)), rev.what)
+		jobs := jobUIDs(t, ns)
+		if before != nil {
+			for _, name := range []string{"pi-launcher", "pi-worker"} {
+				if rev.changed {
+					assert.NotEqual(t, before[name], jobs[name], "%s: Job %s is created anew", rev.what, name)
+				} else {
+					assert.Equal(t, before[name], jobs[name], "%s: Job %s keeps running", rev.what, name)
+				}
+			}
+			assert.Equal(t, before["other-worker"], jobs["other-worker"], "%s: a job nobody edited keeps running", rev.what)
+		}
+		checkWorkersRun(t, ns, rev.workers, rev.image, rev.what)
+		before = jobs
+	}
+}
+
+// renderRevision renders a revision's specs as CI or a plugin would.
+func renderRevision(t *testing.T, specs string) []*unstructured.Unstructured {
+	t.Helper()
+	docs, err := functions.ReadDocuments([]string{functions.Stdin}, strings.NewReader(specs))
+	require.NoError(t, err)
+	nodes, diags := functions.Expand(docs)
+	require.False(t, diags.HasErrors(), diags.Error())
+	var out []*unstructured.Unstructured
+	for _, n := range nodes {
+		obj := &unstructured.Unstructured{}
+		require.NoError(t, sigsyaml.Unmarshal([]byte(n.MustString()), &obj.Object))
+		out = append(out, obj)
+	}
+	return out
+}
+
+func withoutRecreation(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		o = o.DeepCopy()
+		a := o.GetAnnotations()
+		delete(a, gitops.FluxForceAnnotation)
+		delete(a, gitops.ArgoSyncOptionsAnnotation)
+		o.SetAnnotations(a)
+		out = append(out, o)
+	}
+	return out
+}
+
+func fluxSync(t *testing.T, opts ssa.ApplyOptions) syncer {
+	httpClient, err := rest.HTTPClientFor(kube.Config)
+	require.NoError(t, err)
+	mapper, err := apiutil.NewDynamicRESTMapper(kube.Config, httpClient)
+	require.NoError(t, err)
+	c, err := client.New(kube.Config, client.Options{HTTPClient: httpClient, Mapper: mapper})
+	require.NoError(t, err)
+	manager := ssa.NewResourceManager(c, polling.NewStatusPoller(c, mapper, polling.Options{}),
+		ssa.Owner{Field: "kustomize-controller", Group: "kustomize.toolkit.fluxcd.io"})
+	return func(t *testing.T, ns string, objs []*unstructured.Unstructured) error {
+		for _, o := range objs {
+			o.SetNamespace(ns)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		changes, err := manager.ApplyAllStaged(ctx, objs, opts)
+		if changes != nil {
+			t.Logf("flux apply:\n%s", changes.String())
+		}
+		return err
+	}
+}
+
+// argoSync applies each object on its own as Argo CD's gitops-engine does
+// (applyObject and ApplyResource): with kubectl's apply under Argo CD's
+// field manager; server-side, forcing conflicts, when the Application says
+// so and the object's sync options do not say ServerSideApply=false; and
+// with --force when the options of the object or of its live copy say
+// Force=true.
+func argoSync(appServerSide bool) syncer {
+	return func(t *testing.T, ns string, objs []*unstructured.Unstructured) error {
+		kubectl, err := cluster.Binary("kubectl")
+		require.NoError(t, err)
+		var errs []string
+		for _, o := range objs {
+			options := o.GetAnnotations()[gitops.ArgoSyncOptionsAnnotation]
+			args := []string{"--kubeconfig", kube.Kubeconfig, "apply", "-n", ns, "--field-manager", "argocd-controller",
+				"-f", writeObjects(t, []*unstructured.Unstructured{o})}
+			if appServerSide && !syncOption(options, "ServerSideApply=false") || syncOption(options, "ServerSideApply=true") {
+				args = append(args, "--server-side", "--force-conflicts")
+			}
+			if syncOption(options, "Force=true") || syncOption(liveSyncOptions(t, ns, o), "Force=true") {
+				args = append(args, "--force")
+			}
+			var out bytes.Buffer
+			cmd := exec.Command(kubectl, args...)
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Run(); err != nil {
+				errs = append(errs, strings.TrimSpace(out.String()))
+			}
+		}
+		if len(errs) > 0 {
+			return fmt.Errorf("kubectl apply: %s", strings.Join(errs, "\n"))
+		}
+		return nil
+	}
+}
+
+// liveSyncOptions are the Argo CD sync options of an object's live copy.
+func liveSyncOptions(t *testing.T, ns string, obj *unstructured.Unstructured) string {
+	clients, err := applyClients()
+	require.NoError(t, err)
+	gvk := obj.GroupVersionKind()
+	mapping, err := clients.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	require.NoError(t, err)
+	live, err := clients.dynamic.Resource(mapping.Resource).Namespace(ns).Get(context.Background(), obj.GetName(), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return ""
+	}
+	require.NoError(t, err)
+	return live.GetAnnotations()[gitops.ArgoSyncOptionsAnnotation]
+}
+
+func syncOption(options, option string) bool {
+	for _, o := range strings.Split(options, ",") {
+		if strings.TrimSpace(o) == option {
+			return true
+		}
+	}
+	return false
+}
+
+// withArgoOptions replaces the Jobs' Argo CD sync options.
+func withArgoOptions(objs []*unstructured.Unstructured, options string) []*unstructured.Unstructured {
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		o = o.DeepCopy()
+		if o.GetKind() == "Job" {
+			a := o.GetAnnotations()
+			if options == "" {
+				delete(a, gitops.ArgoSyncOptionsAnnotation)
+			} else {
+				a[gitops.ArgoSyncOptionsAnnotation] = options
+			}
+			o.SetAnnotations(a)
+		}
+		out = append(out, o)
+	}
+	return out
+}
+
+func jobUIDs(t *testing.T, ns string) map[string]types.UID {
+	jobs, err := kube.Client.BatchV1().Jobs(ns).List(context.Background(), metav1.ListOptions{})
+	require.NoError(t, err)
+	uids := map[string]types.UID{}
+	for _, j := range jobs.Items {
+		if j.DeletionTimestamp == nil {
+			uids[j.Name] = j.UID
+		}
+	}
+	return uids
+}
+
+// checkWorkersRun waits until the live pods are the revision's: as many
+// workers as it asks for, with its image, and a launcher, every one owned by
+// the Jobs now in the cluster.
+func checkWorkersRun(t *testing.T, ns string, workers int32, image, what string) {
+	t.Helper()
+	testtool.Eventually(t, time.Minute, what+": the new revision's pods", func(ctx context.Context) error {
+		jobs, err := kube.Client.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		current := map[types.UID]string{}
+		for _, j := range jobs.Items {
+			if j.Name == "pi-worker" && (j.Spec.Completions == nil || *j.Spec.Completions != workers) {
+				return testtool.GiveUp(fmt.Errorf("pi-worker has completions %v, want %d", j.Spec.Completions, workers))
+			}
+			current[j.UID] = j.Name
+		}
+		pods, err := kube.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "training.kubeflow.org/job-name=pi"})
+		if err != nil {
+			return err
+		}
+		count := map[string]int32{}
+		for _, p := range pods.Items {
+			owner := metav1.GetControllerOf(&p)
+			if owner == nil || current[owner.UID] == "" {
+				return fmt.Errorf("pod %s belongs to a Job no longer in the cluster", p.Name)
+			}
+			if p.Spec.Containers[0].Image != image {
+				return fmt.Errorf("pod %s runs %s, want %s", p.Name, p.Spec.Containers[0].Image, image)
+			}
+			if p.Status.Phase != corev1.PodRunning && p.Status.Phase != corev1.PodPending {
+				continue
+			}
+			count[current[owner.UID]]++
+		}
+		if count["pi-worker"] != workers || count["pi-launcher"] != 1 {
+			return fmt.Errorf("running pods by Job: %v, want %d workers and a launcher", count, workers)
+		}
+		return nil
+	})
+}
