@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -100,6 +101,30 @@ func TestKustomizeReportsBadSpecs(t *testing.T) {
 	assert.Contains(t, stderr, `error: MPIJob pi: spec.slotPerWorker: Forbidden: unknown field (did you mean "slotsPerWorker"?)`)
 	assert.Contains(t, stderr, "pi.yaml: error:", "with origin annotations kustomize tells trainfn the file")
 }
+
+// TestKustomizeBuildMetadataKeepsTheJob: kustomize's build metadata, which
+// records where a document came from and what transformed it, is about the
+// kustomization, not the job: asking for it must not change the job's
+// render digest, or a reorganised kustomization would restart every job.
+// (The transformers' record reaches trainfn on the job's document, and is
+// not carried onto what it renders.)
+func TestKustomizeBuildMetadataKeepsTheJob(t *testing.T) {
+	kustomize := testtool.Find(t, "kustomize")
+	dir := copyWorkspace(t)
+	kustomization := filepath.Join(dir, "examples", "kustomize", "transformer", "kustomization.yaml")
+	plain, stderr, err := kustomizeBuild(kustomize, filepath.Dir(kustomization))
+	require.NoError(t, err, stderr)
+	replaceInFile(t, kustomization, "transformers:", "buildMetadata: [transformerAnnotations, originAnnotations]\ntransformers:")
+	annotated, stderr, err := kustomizeBuild(kustomize, filepath.Dir(kustomization))
+	require.NoError(t, err, stderr)
+	require.Contains(t, annotated, "config.kubernetes.io/origin:", "kustomize recorded the build metadata")
+
+	digests := func(stream string) []string { return renderDigest.FindAllString(stream, -1) }
+	require.NotEmpty(t, digests(plain))
+	assert.Equal(t, digests(plain), digests(annotated))
+}
+
+var renderDigest = regexp.MustCompile(`trainfn\.dev/render-digest: [0-9a-f]+`)
 
 // TestSSHKeyRecipe follows the README: make a key with ssh-keygen, let
 // kustomize's secretGenerator turn it into the Secret the pods mount.

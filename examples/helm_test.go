@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -221,7 +220,6 @@ func TestHelmChartTemplates(t *testing.T) {
 				"app.kubernetes.io/instance":   "pi",
 				"app.kubernetes.io/managed-by": "Helm",
 				"app.kubernetes.io/name":       "trainfn-job",
-				"helm.sh/chart":                "trainfn-job-0.1.0",
 			}, nodes[0].GetLabels())
 			assert.Empty(t, nodes[0].GetAnnotations())
 			// The example job is examples/jobs/pi.yaml's spec.
@@ -249,7 +247,6 @@ func TestHelmChartTemplates(t *testing.T) {
 				"app.kubernetes.io/instance":   "pi",
 				"app.kubernetes.io/managed-by": "Helm",
 				"app.kubernetes.io/name":       "pi",
-				"helm.sh/chart":                "trainfn-job-0.1.0",
 				"team":                         "research",
 			}, nodes[0].GetLabels())
 			assert.Equal(t, map[string]string{"trainfn.dev/mpi-launch-mode": "KubectlExec"}, nodes[0].GetAnnotations())
@@ -293,6 +290,30 @@ func TestHelmChartRendersADIJob(t *testing.T) {
 			assert.Equal(t, []string{"Service/serial", "Job/serial-serial"}, kinds)
 			assert.Contains(t, out, "- name: DI_SERVER_URL\n          value: http://trainfn-di-server.trainfn:8082\n",
 				"the TrainFn document's spec.di.serverURL")
+		})
+	}
+}
+
+// TestHelmChartVersionKeepsTheJob: a new version of the chart, with the
+// same values, renders the same job, so `helm upgrade` to it leaves a
+// running job's Jobs, whose templates cannot change, as they are.
+func TestHelmChartVersionKeepsTheJob(t *testing.T) {
+	dir := helmWorkspace(t)
+	for _, h := range bothHelms(t, dir) {
+		t.Run(h.name, func(t *testing.T) {
+			render := func() string {
+				out, stderr, err := h.helm.run(slices.Concat([]string{"template", "pi", jobChart, "-f", "examples/helm/post-renderer/values.yaml"}, h.postRenderer)...)
+				require.NoError(t, err, stderr)
+				return out
+			}
+			chart := filepath.Join(dir, jobChart, "Chart.yaml")
+			original, err := os.ReadFile(chart)
+			require.NoError(t, err)
+			before := render()
+			require.Contains(t, string(original), "\nversion: 0.1.0\n")
+			writeTestFile(t, chart, strings.Replace(string(original), "\nversion: 0.1.0\n", "\nversion: 0.2.0\n", 1))
+			t.Cleanup(func() { writeTestFile(t, chart, string(original)) })
+			assert.Equal(t, before, render())
 		})
 	}
 }
@@ -437,10 +458,3 @@ func withoutSourceComments(t *testing.T, stream, source string) []string {
 	}
 	return docs
 }
-
-// withoutRenderDigests masks the value of trainfn's render digest.
-func withoutRenderDigests(stream string) string {
-	return renderDigest.ReplaceAllString(stream, "${1}<digest>")
-}
-
-var renderDigest = regexp.MustCompile(`(trainfn\.dev/render-digest: )[0-9a-f]+`)

@@ -28,9 +28,13 @@ type Warning struct {
 
 // managementPrefixes mark annotations that belong to the tools moving a
 // document around (kustomize, kpt, kubectl) or configure trainfn's render,
-// not to the job.
+// not to the job. Carried onto the objects, they would also enter the
+// job's render digest, so that rearranging a kustomization (kustomize's
+// buildMetadata records the transformers a document went through) would
+// restart the job.
 var managementPrefixes = []string{
 	"config.kubernetes.io/",
+	"alpha.config.kubernetes.io/",
 	"internal.config.kubernetes.io/",
 	"config.k8s.io/",
 	"kustomize.config.k8s.io/",

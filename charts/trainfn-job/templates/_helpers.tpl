@@ -1,10 +1,10 @@
 {{/*
 Helm's standard labels. trainfn carries the job's labels onto every object
 and pod it renders, so `kubectl get all -l app.kubernetes.io/instance=<release>`
-finds the whole job.
+finds the whole job. helm.sh/chart is left out: on the pod templates, a new
+chart version would change an unchanged job, whose Jobs Helm cannot update.
 */}}
 {{- define "trainfn-job.labels" -}}
-helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 app.kubernetes.io/name: {{ .Chart.Name }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
