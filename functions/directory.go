@@ -40,7 +40,8 @@ func WriteKustomization(dir string, objects []*yaml.RNode) error {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return err
 	}
-	staging, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".trainfn-")
+	removeLeftovers(dir)
+	staging, err := os.MkdirTemp(parent, stagingPattern(dir))
 	if err != nil {
 		return err
 	}
@@ -168,11 +169,19 @@ func writeFiles(root string, files map[string][]byte) error {
 	return nil
 }
 
-// swap puts staging in dir's place, keeping the old directory until the new
-// one is there.
+// swap puts staging in dir's place. Where the system can exchange two
+// directories in one rename, dir is never missing, not even for a moment;
+// elsewhere the old directory is moved aside first and kept until the new
+// one is there. Once the new content is in place the render has succeeded:
+// an old copy that cannot be removed is left for the next render to remove
+// (removeLeftovers), not reported as a failure.
 func swap(staging, dir string) error {
 	if err := os.Chmod(staging, 0o755); err != nil {
 		return err
+	}
+	if err := exchange(staging, dir); err == nil {
+		os.RemoveAll(staging)
+		return nil
 	}
 	old := staging + ".old"
 	hadOld := true
@@ -188,7 +197,22 @@ func swap(staging, dir string) error {
 		return err
 	}
 	if hadOld {
-		return os.RemoveAll(old)
+		os.RemoveAll(old)
 	}
 	return nil
+}
+
+// stagingPattern names the directories WriteKustomization writes beside
+// dir before swapping them in.
+func stagingPattern(dir string) string {
+	return "." + filepath.Base(filepath.Clean(dir)) + ".trainfn-*"
+}
+
+// removeLeftovers removes what an earlier render into dir left beside it
+// when it was killed, or could not remove its old copy.
+func removeLeftovers(dir string) {
+	left, _ := filepath.Glob(filepath.Join(filepath.Dir(filepath.Clean(dir)), stagingPattern(dir)))
+	for _, p := range left {
+		os.RemoveAll(p)
+	}
 }

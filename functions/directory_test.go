@@ -52,6 +52,29 @@ func TestWriteKustomizationReplacesItsOwnDirectory(t *testing.T) {
 	assert.NoDirExists(t, filepath.Join(dir, "ns"))
 }
 
+// TestWriteKustomizationLeavesNothingBeside: replacing a directory leaves
+// no copy of it behind, and what a killed render left beside it is removed
+// by the next one, while other files there are not touched.
+func TestWriteKustomizationLeavesNothingBeside(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "deploy")
+	require.NoError(t, WriteKustomization(dir, []*yaml.RNode{configMap("", "a")}))
+	killed := filepath.Join(parent, ".deploy.trainfn-123.old")
+	require.NoError(t, os.MkdirAll(filepath.Join(killed, "ns"), 0o755))
+	other := filepath.Join(parent, ".deploy.keep")
+	require.NoError(t, os.WriteFile(other, []byte("mine"), 0o644))
+
+	require.NoError(t, WriteKustomization(dir, []*yaml.RNode{configMap("", "b")}))
+	entries, err := os.ReadDir(parent)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	assert.ElementsMatch(t, []string{"deploy", ".deploy.keep"}, names)
+	assert.Contains(t, testtool.Files(t, dir), "configmap_b.yaml")
+}
+
 func TestWriteKustomizationRefusesWhatItDidNotWrite(t *testing.T) {
 	for name, prepare := range map[string]func(t *testing.T, dir string){
 		"a foreign file": func(t *testing.T, dir string) {
