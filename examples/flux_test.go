@@ -94,3 +94,15 @@ func fluxKustomization(t *testing.T, path string) *unstructured.Unstructured {
 	t.Fatalf("%s holds no Flux Kustomization", path)
 	return nil
 }
+
+// TestFluxCIWorkflowsLint checks the example's GitHub Actions workflows with
+// actionlint: their syntax, expressions, permissions and the inputs of the
+// actions they use, as GitHub would read them.
+func TestFluxCIWorkflowsLint(t *testing.T) {
+	actionlint := testtool.Find(t, "actionlint")
+	workflows, err := filepath.Glob(filepath.Join(fluxExample, "ci", "*.yaml"))
+	require.NoError(t, err)
+	require.Len(t, workflows, 2)
+	out, err := exec.Command(actionlint, append([]string{"-no-color"}, workflows...)...).CombinedOutput()
+	assert.NoError(t, err, "%s", out)
+}

@@ -73,16 +73,23 @@ go_tool kustomize sigs.k8s.io/kustomize/kustomize/v5@v5.8.2
 go_tool helm helm.sh/helm/v3/cmd/helm@v3.22.0
 go_tool_as helm4 helm.sh/helm/v4/cmd/helm@v4.3.1
 go_tool kubeconform github.com/yannh/kubeconform/cmd/kubeconform@v0.8.0
+# actionlint checks the GitHub Actions workflows the Flux example shows.
+go_tool actionlint github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 kpt=github.com/GoogleContainerTools/kpt
 module_tool kpt hack/tools/kpt "-X $kpt/run.version=$(cd hack/tools/kpt && go list -m -f '{{.Version}}' "$kpt")"
-# yaml-language-server, which the editor example is tested with, from npm.
+# yaml-language-server, which the editor example is tested with, from npm,
+# with every dependency pinned by hack/tools/yaml-language-server's lock.
 debian_command node nodejs
 debian_command npm npm
 yls=.cache/npm/yaml-language-server@1.25.0
-[[ -x $yls/node_modules/yaml-language-server/bin/yaml-language-server ]] || {
+want=$(cat hack/tools/yaml-language-server/package*.json | sha256sum | cut -d' ' -f1)
+if [[ ! -x $yls/node_modules/yaml-language-server/bin/yaml-language-server || "$(cat "$yls/.version" 2>/dev/null)" != "$want" ]]; then
 	echo "tools: installing yaml-language-server from npm" >&2
-	npm install --prefix "$yls" --no-audit --no-fund --no-save yaml-language-server@1.25.0 >/dev/null
-}
+	rm -rf "$yls" && mkdir -p "$yls"
+	cp hack/tools/yaml-language-server/package.json hack/tools/yaml-language-server/package-lock.json "$yls/"
+	npm ci --prefix "$yls" --no-audit --no-fund >/dev/null
+	echo "$want" >"$yls/.version"
+fi
 debian_command ssh-keygen openssh-client
 debian_command sshd openssh-server
 # The end-to-end suite stands a pod in for its own namespaces.
