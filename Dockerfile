@@ -6,12 +6,17 @@
 #
 # Build (this needs a container engine; trainfn's own CI has none):
 #   docker build --build-arg VERSION=v0.1.0 -t ghcr.io/trainfn/trainfn:v0.1.0 .
-FROM golang:1.26 AS build
+# For several platforms, the compiler cross-compiles rather than running
+# under emulation:
+#   docker buildx build --platform linux/amd64,linux/arm64 --build-arg VERSION=v0.1.0 -t ghcr.io/trainfn/trainfn:v0.1.0 .
+FROM --platform=$BUILDPLATFORM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=dev
+ARG TARGETOS TARGETARCH
+ENV GOOS=$TARGETOS GOARCH=$TARGETARCH
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/trainfn ./cmd/trainfn
 
 FROM gcr.io/distroless/static-debian12:nonroot

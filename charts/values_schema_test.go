@@ -70,14 +70,14 @@ func TestJobValuesSchemaWithHelm(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			for what, values := range good {
 				args := valuesArgs(t, values)
-				out, err := runHelm(bin, append([]string{"lint", "--strict", chart}, args...)...)
+				out, err := runHelm(t, bin, append([]string{"lint", "--strict", chart}, args...)...)
 				assert.NoError(t, err, "%s: helm lint:\n%s", what, out)
-				out, err = runHelm(bin, append([]string{"template", "job", chart}, args...)...)
+				out, err = runHelm(t, bin, append([]string{"template", "job", chart}, args...)...)
 				assert.NoError(t, err, "%s: helm template:\n%s", what, out)
 			}
 			for _, c := range bad {
 				for _, cmd := range [][]string{{"lint", "--strict", chart}, {"template", "job", chart}} {
-					out, err := runHelm(bin, append(cmd, valuesArgs(t, c.values)...)...)
+					out, err := runHelm(t, bin, append(cmd, valuesArgs(t, c.values)...)...)
 					if assert.Error(t, err, "%s: helm %s passed:\n%s", c.name, cmd[0], out) {
 						assert.Contains(t, out, c.says, "%s: helm %s", c.name, cmd[0])
 					}
@@ -138,11 +138,11 @@ func valuesArgs(t *testing.T, values string) []string {
 	return []string{"-f", path}
 }
 
-func runHelm(bin string, args ...string) (string, error) {
+func runHelm(t *testing.T, bin string, args ...string) (string, error) {
 	cmd := exec.Command(bin, args...)
-	// No repositories, no plugins, no cache of the user's: the chart
-	// stands alone.
-	home := os.TempDir()
+	// No repositories, no plugins, no cache of the user's or of another
+	// test's: the chart stands alone.
+	home := t.TempDir()
 	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+filepath.Join(home, "helm-cache"),
 		"HELM_CONFIG_HOME="+filepath.Join(home, "helm-config"), "HELM_DATA_HOME="+filepath.Join(home, "helm-data"))
 	out, err := cmd.CombinedOutput()

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Builds argocd-harness into .cache/bin, once: Argo CD's argocd-cmp-server and
-# the repo-server's manifest generation, from Argo CD's own packages, which
-# the Argo CD examples' tests run (hack/tools/argocd/main.go says how). A
-# stamp of the module's pins and sources skips the build until they or this
-# script change. Argo CD pins older Kubernetes libraries than this
+# Builds argocd-harness into .cache/bin, once: Argo CD's argocd-cmp-server,
+# the repo-server's manifest generation and gitops-engine's sync, from Argo
+# CD's own packages, which the Argo CD tests run (hack/tools/argocd/main.go
+# says how). A stamp of the module's pins and sources skips the build until
+# they or this script change. Argo CD pins older Kubernetes libraries than this
 # repository does, so it builds in a module of its own; only the Go module
 # proxy is used.
 set -euo pipefail

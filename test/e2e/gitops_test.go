@@ -3,31 +3,24 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/fluxcd/cli-utils/pkg/kstatus/polling"
 	"github.com/fluxcd/pkg/ssa"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/trainfn/trainfn/functions"
 	"github.com/trainfn/trainfn/render/gitops"
-	"github.com/trainfn/trainfn/test/cluster"
+	"github.com/trainfn/trainfn/test/gitopssync"
 	"github.com/trainfn/trainfn/test/testtool"
 )
 
@@ -96,8 +89,34 @@ var gitopsRevisions = []struct {
 }
 
 // syncer applies one revision's rendered objects into a namespace the way
-// a GitOps tool does.
+// a GitOps tool does, logging what the tool reported.
 type syncer func(t *testing.T, ns string, objs []*unstructured.Unstructured) error
+
+// syncWith makes a syncer of a tool's sync.
+func syncWith(name string, sync gitopssync.Sync) syncer {
+	return func(t *testing.T, ns string, objs []*unstructured.Unstructured) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		report, err := sync(ctx, ns, objs)
+		t.Logf("%s:\n%s", name, report)
+		return err
+	}
+}
+
+// fluxSync syncs as kustomize-controller does, with opts.
+func fluxSync(t *testing.T, opts ssa.ApplyOptions) syncer {
+	sync, err := gitopssync.Flux(kube.Config, opts)
+	require.NoError(t, err)
+	return syncWith("flux apply", sync)
+}
+
+// argoSync syncs as Argo CD's application controller does, in an
+// Application that applies client-side or, with appServerSide, one with
+// ServerSideApply=true: each Job's sync options, and its live copy's, are
+// read by Argo CD's own code.
+func argoSync(t *testing.T, appServerSide bool) syncer {
+	return syncWith("argo cd sync", gitopssync.ArgoCD(testtool.Find(t, "argocd-harness"), kube.Kubeconfig, appServerSide))
+}
 
 // TestChangingAJobInGitWithFlux syncs each revision with Flux's own apply
 // engine (github.com/fluxcd/pkg/ssa), configured as kustomize-controller
@@ -106,7 +125,7 @@ type syncer func(t *testing.T, ns string, objs []*unstructured.Unstructured) err
 // kustomize.toolkit.fluxcd.io/force: enabled.
 func TestChangingAJobInGitWithFlux(t *testing.T) {
 	t.Parallel()
-	checkRevisions(t, fluxSync(t, ssa.ApplyOptions{ForceSelector: map[string]string{gitops.FluxForceAnnotation: "enabled"}}))
+	checkRevisions(t, fluxSync(t, gitopssync.FluxOptions()))
 }
 
 // TestChangingAJobInGitWithArgoCD syncs each revision as Argo CD does, in
@@ -115,7 +134,7 @@ func TestChangingAJobInGitWithFlux(t *testing.T) {
 func TestChangingAJobInGitWithArgoCD(t *testing.T) {
 	t.Parallel()
 	for name, serverSide := range map[string]bool{"client-side apply": false, "ServerSideApply=true": true} {
-		t.Run(name, func(t *testing.T) { checkRevisions(t, argoSync(serverSide)) })
+		t.Run(name, func(t *testing.T) { checkRevisions(t, argoSync(t, serverSide)) })
 	}
 }
 
@@ -136,9 +155,9 @@ func TestChangingAJobInGitNeedsTheAnnotations(t *testing.T) {
 		failure string
 	}{
 		"Flux":                              {fluxSync(t, ssa.DefaultApplyOptions()), without, "field is immutable"},
-		"Argo CD":                           {argoSync(false), without, "field is immutable"},
-		"Argo CD with ServerSideApply=true": {argoSync(true), without, "field is immutable"},
-		"Argo CD with Force=true and SSA":   {argoSync(true), forceOnly, "--force cannot be used with --server-side"},
+		"Argo CD":                           {argoSync(t, false), without, "field is immutable"},
+		"Argo CD with ServerSideApply=true": {argoSync(t, true), without, "field is immutable"},
+		"Argo CD with Force=true and SSA":   {argoSync(t, true), forceOnly, "--force cannot be used with --server-side"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			ns := kube.Namespace(t)
@@ -202,88 +221,6 @@ func withoutRecreation(objs []*unstructured.Unstructured) []*unstructured.Unstru
 		out = append(out, o)
 	}
 	return out
-}
-
-func fluxSync(t *testing.T, opts ssa.ApplyOptions) syncer {
-	httpClient, err := rest.HTTPClientFor(kube.Config)
-	require.NoError(t, err)
-	mapper, err := apiutil.NewDynamicRESTMapper(kube.Config, httpClient)
-	require.NoError(t, err)
-	c, err := client.New(kube.Config, client.Options{HTTPClient: httpClient, Mapper: mapper})
-	require.NoError(t, err)
-	manager := ssa.NewResourceManager(c, polling.NewStatusPoller(c, mapper, polling.Options{}),
-		ssa.Owner{Field: "kustomize-controller", Group: "kustomize.toolkit.fluxcd.io"})
-	return func(t *testing.T, ns string, objs []*unstructured.Unstructured) error {
-		for _, o := range objs {
-			o.SetNamespace(ns)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		changes, err := manager.ApplyAllStaged(ctx, objs, opts)
-		if changes != nil {
-			t.Logf("flux apply:\n%s", changes.String())
-		}
-		return err
-	}
-}
-
-// argoSync applies each object on its own as Argo CD's gitops-engine does
-// (applyObject and ApplyResource): with kubectl's apply under Argo CD's
-// field manager; server-side, forcing conflicts, when the Application says
-// so and the object's sync options do not say ServerSideApply=false; and
-// with --force when the options of the object or of its live copy say
-// Force=true.
-func argoSync(appServerSide bool) syncer {
-	return func(t *testing.T, ns string, objs []*unstructured.Unstructured) error {
-		kubectl, err := cluster.Binary("kubectl")
-		require.NoError(t, err)
-		var errs []string
-		for _, o := range objs {
-			options := o.GetAnnotations()[gitops.ArgoSyncOptionsAnnotation]
-			args := []string{"--kubeconfig", kube.Kubeconfig, "apply", "-n", ns, "--field-manager", "argocd-controller",
-				"-f", writeObjects(t, []*unstructured.Unstructured{o})}
-			if appServerSide && !syncOption(options, "ServerSideApply=false") || syncOption(options, "ServerSideApply=true") {
-				args = append(args, "--server-side", "--force-conflicts")
-			}
-			if syncOption(options, "Force=true") || syncOption(liveSyncOptions(t, ns, o), "Force=true") {
-				args = append(args, "--force")
-			}
-			var out bytes.Buffer
-			cmd := exec.Command(kubectl, args...)
-			cmd.Stdout, cmd.Stderr = &out, &out
-			if err := cmd.Run(); err != nil {
-				errs = append(errs, strings.TrimSpace(out.String()))
-			}
-		}
-		if len(errs) > 0 {
-			return fmt.Errorf("kubectl apply: %s", strings.Join(errs, "\n"))
-		}
-		return nil
-	}
-}
-
-// liveSyncOptions are the Argo CD sync options of an object's live copy.
-func liveSyncOptions(t *testing.T, ns string, obj *unstructured.Unstructured) string {
-	clients, err := applyClients()
-	require.NoError(t, err)
-	gvk := obj.GroupVersionKind()
-	mapping, err := clients.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	require.NoError(t, err)
-	live, err := clients.dynamic.Resource(mapping.Resource).Namespace(ns).Get(context.Background(), obj.GetName(), metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return ""
-	}
-	require.NoError(t, err)
-	return live.GetAnnotations()[gitops.ArgoSyncOptionsAnnotation]
-}
-
-func syncOption(options, option string) bool {
-	for _, o := range strings.Split(options, ",") {
-		if strings.TrimSpace(o) == option {
-			return true
-		}
-	}
-	return false
 }
 
 // withArgoOptions replaces the Jobs' Argo CD sync options.

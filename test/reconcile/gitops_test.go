@@ -3,20 +3,18 @@
 package reconcile
 
 import (
-	"context"
-	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/trainfn/trainfn/reconciler"
 	"github.com/trainfn/trainfn/render/gitops"
 	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/test/gitopssync"
 )
 
 // TestGitOpsReapply applies the unchanged rendered output again after the
@@ -57,10 +55,11 @@ func TestGitOpsReapply(t *testing.T) {
 }
 
 // TestChangedJobRunsAgain changes an elastic job in Git after it ended, and
-// syncs it as Flux does (the Jobs, whose templates cannot change, deleted
-// and created; the StatefulSet applied, so rolled): the reconciler must see
-// a new run in the rolled StatefulSet, clear what the ended run left on it
-// and start its workers again, rather than hold them stopped.
+// syncs it with Flux's apply engine, as kustomize-controller does (the
+// Jobs, whose templates cannot change, recreated; the StatefulSet applied,
+// so rolled): the reconciler must see a new run in the rolled StatefulSet,
+// clear what the ended run left on it and start its workers again, rather
+// than hold them stopped.
 func TestChangedJobRunsAgain(t *testing.T) {
 	t.Parallel()
 	j, _ := startElastic(t)
@@ -70,32 +69,28 @@ func TestChangedJobRunsAgain(t *testing.T) {
 	if first.Annotations[handoff.Ended] != "Succeeded" || first.Annotations[handoff.Revision] == "" {
 		t.Fatalf("the first run's marks: %v", first.Annotations)
 	}
+	jobs := jobUIDs(t, j.ns)
 
 	changed := elasticMPIJob
 	changed.Workers = 3
 	objs := render(t, changed.String())
+	flux, err := gitopssync.Flux(kube.Config, gitopssync.FluxOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := timeout()
 	defer cancel()
-	for _, obj := range objs {
-		if obj.GetKind() != "Job" {
-			continue
-		}
-		err := kube.Client.BatchV1().Jobs(j.ns).Delete(ctx, obj.GetName(), metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
-		if err != nil && !apierrors.IsNotFound(err) {
-			t.Fatal(err)
-		}
-	}
-	eventually(t, "the old Jobs gone", func(ctx context.Context) error {
-		jobs, err := kube.Client.BatchV1().Jobs(j.ns).List(ctx, metav1.ListOptions{})
-		if err != nil || len(jobs.Items) > 0 {
-			return fmt.Errorf("%d Jobs left: %v", len(jobs.Items), err)
-		}
-		return nil
-	})
-	if err := apply(ctx, j.ns, gitOps, true, objs); err != nil {
+	report, err := flux(ctx, j.ns, objs)
+	t.Logf("flux apply:\n%s", report)
+	if err != nil {
 		t.Fatal(err)
 	}
 	j.objs = objs
+	for name, uid := range jobUIDs(t, j.ns) {
+		if jobs[name] == uid {
+			t.Errorf("Job %s was kept, not recreated", name)
+		}
+	}
 
 	j.waitReplicas(t, 3)
 	j.waitDiscovery(t, 0, 1, 2)
@@ -107,4 +102,20 @@ func TestChangedJobRunsAgain(t *testing.T) {
 		t.Errorf("revision %q, first run's %q, template's %q", s.Annotations[handoff.Revision], first.Annotations[handoff.Revision], s.Spec.Template.Labels[gitops.DigestLabel])
 	}
 	j.checkInvariants(t)
+}
+
+// jobUIDs are the UIDs of a namespace's Jobs, by name.
+func jobUIDs(t *testing.T, ns string) map[string]types.UID {
+	t.Helper()
+	ctx, cancel := timeout()
+	defer cancel()
+	list, err := kube.Client.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	uids := map[string]types.UID{}
+	for _, job := range list.Items {
+		uids[job.Name] = job.UID
+	}
+	return uids
 }

@@ -11,9 +11,12 @@
 //	    repo-server does with it: the Application's source, argocd-cm's
 //	    settings, then the repo-server's GenerateManifests (kustomize build
 //	    with kustomize.buildOptions, or the plugin sidecar over its socket)
+//	argocd-harness sync --kubeconfig FILE --namespace NS [--server-side-apply] MANIFEST...
+//	    what the application controller does to sync an Application:
+//	    gitops-engine's cluster cache and sync, with the controller's options
 //
 // The released argocd is one multi-call binary, every component chosen by
-// its argv[0]; these two pieces are all the tests need, so only they are
+// its argv[0]; these pieces are all the tests need, so only they are
 // built.
 package main
 
@@ -26,7 +29,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: argocd-harness cmp-server|generate [flags]")
+		fmt.Fprintln(os.Stderr, "usage: argocd-harness cmp-server|generate|sync [flags]")
 		os.Exit(2)
 	}
 	switch os.Args[1] {
@@ -38,8 +41,10 @@ func main() {
 		}
 	case "generate":
 		os.Exit(generate(os.Args[2:]))
+	case "sync":
+		os.Exit(syncManifests(os.Args[2:]))
 	default:
-		fmt.Fprintf(os.Stderr, "argocd-harness: unknown command %q (want cmp-server or generate)\n", os.Args[1])
+		fmt.Fprintf(os.Stderr, "argocd-harness: unknown command %q (want cmp-server, generate or sync)\n", os.Args[1])
 		os.Exit(2)
 	}
 }
