@@ -147,21 +147,32 @@ func TestSSHKeyRecipe(t *testing.T) {
 	assert.Contains(t, document(t, out, "name: pi-launcher\n  namespace"), "secretName: pi-ssh")
 }
 
-// TestKustomizeContainer builds the container example: kustomize must run
+// containerForms are the container examples, each with the exec example
+// whose output it must give.
+var containerForms = map[string]string{
+	"kustomize/container":           "kustomize/transformer",
+	"kustomize/container-generator": "kustomize/generator",
+}
+
+// TestKustomizeContainer builds the container examples: kustomize must run
 // trainfn's image with the command line kyaml's source gives container
 // functions, and the image's output must be the exec form's.
 func TestKustomizeContainer(t *testing.T) {
 	kustomize := testtool.Find(t, "kustomize")
-	docker := standInDocker(t)
-	out, stderr, err := run(docker.command(kustomize, "build", "--enable-alpha-plugins",
-		filepath.Join(workspace, "examples", "kustomize", "container")))
-	require.NoError(t, err, stderr)
-	assert.Equal(t, [][]string{kustomizeDockerRun}, docker.calls(t))
-	compareExpected(t, "kustomize/container", out)
+	for example, execExample := range containerForms {
+		t.Run(example, func(t *testing.T) {
+			docker := standInDocker(t)
+			out, stderr, err := run(docker.command(kustomize, "build", "--enable-alpha-plugins",
+				filepath.Join(workspace, "examples", example)))
+			require.NoError(t, err, stderr)
+			assert.Equal(t, [][]string{kustomizeDockerRun}, docker.calls(t))
+			compareExpected(t, example, out)
 
-	execForm, stderr, err := kustomizeBuild(kustomize, filepath.Join(workspace, "examples", "kustomize", "transformer"))
-	require.NoError(t, err, stderr)
-	assert.Equal(t, execForm, out, "the container form renders what the exec form does")
+			execForm, stderr, err := kustomizeBuild(kustomize, filepath.Join(workspace, "examples", execExample))
+			require.NoError(t, err, stderr)
+			assert.Equal(t, execForm, out, "the container form renders what the exec form does")
+		})
+	}
 }
 
 // TestKustomizeContainerReportsBadSpecs expects trainfn's message to come

@@ -16,33 +16,22 @@ import (
 // kubectl is built by `make cluster-tools`, which only the end-to-end suite
 // runs; hence the e2e build tag.
 
-// TestKubectlKustomizeContainer builds the examples with `kubectl kustomize`
-// and trainfn's image, through the docker stand-in (see dockerShim): the
-// output must be what kustomize itself builds. kubectl's kustomize runs
-// container functions with --enable-alpha-plugins alone.
+// TestKubectlKustomizeContainer builds the container examples with
+// `kubectl kustomize` and trainfn's image, through the docker stand-in (see
+// dockerShim): the output must be what kustomize itself builds. kubectl's
+// kustomize runs container functions with --enable-alpha-plugins alone.
 func TestKubectlKustomizeContainer(t *testing.T) {
 	kubectl := testtool.Find(t, "kubectl")
-
-	t.Run("transformer", func(t *testing.T) {
-		docker := standInDocker(t)
-		out, stderr, err := run(docker.command(kubectl, "kustomize", "--enable-alpha-plugins",
-			filepath.Join(workspace, "examples", "kustomize", "container")))
-		require.NoError(t, err, stderr)
-		assert.Equal(t, [][]string{kustomizeDockerRun}, docker.calls(t))
-		compareExpected(t, "kustomize/container", out)
-	})
-
-	t.Run("generator", func(t *testing.T) {
-		dir := copyWorkspace(t)
-		example := filepath.Join(dir, "examples", "kustomize", "generator")
-		replaceInFile(t, filepath.Join(example, "pi.yaml"),
-			"exec:\n        path: ../../../bin/trainfn\n", "container:\n        image: "+functionImage+"\n")
-		docker := standInDocker(t)
-		out, stderr, err := run(docker.command(kubectl, "kustomize", "--enable-alpha-plugins", example))
-		require.NoError(t, err, stderr)
-		assert.Equal(t, [][]string{kustomizeDockerRun}, docker.calls(t))
-		compareExpected(t, "kustomize/generator", out)
-	})
+	for example := range containerForms {
+		t.Run(example, func(t *testing.T) {
+			docker := standInDocker(t)
+			out, stderr, err := run(docker.command(kubectl, "kustomize", "--enable-alpha-plugins",
+				filepath.Join(workspace, "examples", example)))
+			require.NoError(t, err, stderr)
+			assert.Equal(t, [][]string{kustomizeDockerRun}, docker.calls(t))
+			compareExpected(t, example, out)
+		})
+	}
 }
 
 // TestKubectlKustomizeSkipsExecFunctions pins why the README sends kubectl
