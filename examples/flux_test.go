@@ -96,13 +96,15 @@ func fluxKustomization(t *testing.T, path string) *unstructured.Unstructured {
 }
 
 // TestFluxCIWorkflowsLint checks the example's GitHub Actions workflows with
-// actionlint: their syntax, expressions, permissions and the inputs of the
-// actions they use, as GitHub would read them.
+// actionlint: their syntax, expressions and permissions as GitHub reads
+// them, the inputs of the actions it knows, and their run: scripts, with
+// shellcheck (make tools installs it).
 func TestFluxCIWorkflowsLint(t *testing.T) {
 	actionlint := testtool.Find(t, "actionlint")
 	workflows, err := filepath.Glob(filepath.Join(fluxExample, "ci", "*.yaml"))
 	require.NoError(t, err)
 	require.Len(t, workflows, 2)
-	out, err := exec.Command(actionlint, append([]string{"-no-color"}, workflows...)...).CombinedOutput()
+	shellcheck := testtool.Find(t, "shellcheck")
+	out, err := exec.Command(actionlint, append([]string{"-no-color", "-shellcheck", shellcheck}, workflows...)...).CombinedOutput()
 	assert.NoError(t, err, "%s", out)
 }

@@ -40,8 +40,7 @@ func WriteKustomization(dir string, objects []*yaml.RNode) error {
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return err
 	}
-	removeLeftovers(dir)
-	staging, err := os.MkdirTemp(parent, stagingPattern(dir))
+	staging, err := os.MkdirTemp(parent, "."+filepath.Base(filepath.Clean(dir))+".trainfn-")
 	if err != nil {
 		return err
 	}
@@ -173,8 +172,9 @@ func writeFiles(root string, files map[string][]byte) error {
 // directories in one rename, dir is never missing, not even for a moment;
 // elsewhere the old directory is moved aside first and kept until the new
 // one is there. Once the new content is in place the render has succeeded:
-// an old copy that cannot be removed is left for the next render to remove
-// (removeLeftovers), not reported as a failure.
+// an old copy that cannot be removed (a hidden .<dir>.trainfn-* beside
+// dir) is left, not reported as a failure. Concurrent renders into one dir
+// each swap in a whole directory; the last one wins.
 func swap(staging, dir string) error {
 	if err := os.Chmod(staging, 0o755); err != nil {
 		return err
@@ -200,19 +200,4 @@ func swap(staging, dir string) error {
 		os.RemoveAll(old)
 	}
 	return nil
-}
-
-// stagingPattern names the directories WriteKustomization writes beside
-// dir before swapping them in.
-func stagingPattern(dir string) string {
-	return "." + filepath.Base(filepath.Clean(dir)) + ".trainfn-*"
-}
-
-// removeLeftovers removes what an earlier render into dir left beside it
-// when it was killed, or could not remove its old copy.
-func removeLeftovers(dir string) {
-	left, _ := filepath.Glob(filepath.Join(filepath.Dir(filepath.Clean(dir)), stagingPattern(dir)))
-	for _, p := range left {
-		os.RemoveAll(p)
-	}
 }

@@ -1,8 +1,11 @@
 package functions
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -53,14 +56,11 @@ func TestWriteKustomizationReplacesItsOwnDirectory(t *testing.T) {
 }
 
 // TestWriteKustomizationLeavesNothingBeside: replacing a directory leaves
-// no copy of it behind, and what a killed render left beside it is removed
-// by the next one, while other files there are not touched.
+// no copy of it behind, and touches nothing else beside it.
 func TestWriteKustomizationLeavesNothingBeside(t *testing.T) {
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "deploy")
 	require.NoError(t, WriteKustomization(dir, []*yaml.RNode{configMap("", "a")}))
-	killed := filepath.Join(parent, ".deploy.trainfn-123.old")
-	require.NoError(t, os.MkdirAll(filepath.Join(killed, "ns"), 0o755))
 	other := filepath.Join(parent, ".deploy.keep")
 	require.NoError(t, os.WriteFile(other, []byte("mine"), 0o644))
 
@@ -72,7 +72,27 @@ func TestWriteKustomizationLeavesNothingBeside(t *testing.T) {
 		names = append(names, e.Name())
 	}
 	assert.ElementsMatch(t, []string{"deploy", ".deploy.keep"}, names)
-	assert.Contains(t, testtool.Files(t, dir), "configmap_b.yaml")
+	assert.Equal(t, []string{"configmap_b.yaml", "kustomization.yaml"}, slices.Sorted(maps.Keys(testtool.Files(t, dir))))
+}
+
+// TestExchangeSwapsDirectories checks the one-step swap itself, which the
+// fallback would otherwise hide: after it, each path holds the other's
+// content.
+func TestExchangeSwapsDirectories(t *testing.T) {
+	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	require.NoError(t, os.MkdirAll(a, 0o755))
+	require.NoError(t, os.MkdirAll(b, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(a, "from-a"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(b, "from-b"), nil, 0o644))
+	if err := exchange(a, b); err != nil {
+		if runtime.GOOS == "linux" {
+			t.Fatalf("renameat2 RENAME_EXCHANGE: %v", err)
+		}
+		t.Skipf("no one-step swap here: %v", err)
+	}
+	assert.FileExists(t, filepath.Join(a, "from-b"))
+	assert.FileExists(t, filepath.Join(b, "from-a"))
+	assert.Error(t, exchange(a, filepath.Join(t.TempDir(), "missing")), "a missing path is not swapped")
 }
 
 func TestWriteKustomizationRefusesWhatItDidNotWrite(t *testing.T) {

@@ -73,8 +73,10 @@ go_tool kustomize sigs.k8s.io/kustomize/kustomize/v5@v5.8.2
 go_tool helm helm.sh/helm/v3/cmd/helm@v3.22.0
 go_tool_as helm4 helm.sh/helm/v4/cmd/helm@v4.3.1
 go_tool kubeconform github.com/yannh/kubeconform/cmd/kubeconform@v0.8.0
-# actionlint checks the GitHub Actions workflows the Flux example shows.
+# actionlint checks the GitHub Actions workflows the Flux example shows,
+# their run: scripts with shellcheck.
 go_tool actionlint github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
+debian_command shellcheck shellcheck
 kpt=github.com/GoogleContainerTools/kpt
 module_tool kpt hack/tools/kpt "-X $kpt/run.version=$(cd hack/tools/kpt && go list -m -f '{{.Version}}' "$kpt")"
 # yaml-language-server, which the editor example is tested with, from npm,

@@ -114,8 +114,11 @@ func fluxSync(t *testing.T, opts ssa.ApplyOptions) syncer {
 // Application that applies client-side or, with appServerSide, one with
 // ServerSideApply=true: each Job's sync options, and its live copy's, are
 // read by Argo CD's own code.
-func argoSync(t *testing.T, appServerSide bool) syncer {
-	return syncWith("argo cd sync", gitopssync.ArgoCD(testtool.Find(t, "argocd-harness"), kube.Kubeconfig, appServerSide))
+func argoSync(appServerSide bool) syncer {
+	return func(t *testing.T, ns string, objs []*unstructured.Unstructured) error {
+		sync := gitopssync.ArgoCD(testtool.Find(t, "argocd-harness"), kube.Kubeconfig, appServerSide)
+		return syncWith("argo cd sync", sync)(t, ns, objs)
+	}
 }
 
 // TestChangingAJobInGitWithFlux syncs each revision with Flux's own apply
@@ -134,7 +137,7 @@ func TestChangingAJobInGitWithFlux(t *testing.T) {
 func TestChangingAJobInGitWithArgoCD(t *testing.T) {
 	t.Parallel()
 	for name, serverSide := range map[string]bool{"client-side apply": false, "ServerSideApply=true": true} {
-		t.Run(name, func(t *testing.T) { checkRevisions(t, argoSync(t, serverSide)) })
+		t.Run(name, func(t *testing.T) { checkRevisions(t, argoSync(serverSide)) })
 	}
 }
 
@@ -155,9 +158,9 @@ func TestChangingAJobInGitNeedsTheAnnotations(t *testing.T) {
 		failure string
 	}{
 		"Flux":                              {fluxSync(t, ssa.DefaultApplyOptions()), without, "field is immutable"},
-		"Argo CD":                           {argoSync(t, false), without, "field is immutable"},
-		"Argo CD with ServerSideApply=true": {argoSync(t, true), without, "field is immutable"},
-		"Argo CD with Force=true and SSA":   {argoSync(t, true), forceOnly, "--force cannot be used with --server-side"},
+		"Argo CD":                           {argoSync(false), without, "field is immutable"},
+		"Argo CD with ServerSideApply=true": {argoSync(true), without, "field is immutable"},
+		"Argo CD with Force=true and SSA":   {argoSync(true), forceOnly, "--force cannot be used with --server-side"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			ns := kube.Namespace(t)

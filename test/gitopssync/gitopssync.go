@@ -100,8 +100,10 @@ func ArgoCD(harness, kubeconfig string, serverSideApply bool) Sync {
 		if serverSideApply {
 			args = append(args, "--server-side-apply")
 		}
+		// The harness stops a little before the context does, so that a sync
+		// that runs out of time still reports what each object came to.
 		if deadline, ok := ctx.Deadline(); ok {
-			args = append(args, "--timeout", time.Until(deadline).Round(time.Second).String())
+			args = append(args, "--timeout", (time.Until(deadline) - 5*time.Second).Round(time.Second).String())
 		}
 		var out bytes.Buffer
 		cmd := exec.CommandContext(ctx, harness, append(args, filepath.Clean(manifests.Name()))...)

@@ -70,6 +70,9 @@ func TestChangedJobRunsAgain(t *testing.T) {
 		t.Fatalf("the first run's marks: %v", first.Annotations)
 	}
 	jobs := jobUIDs(t, j.ns)
+	if len(jobs) == 0 {
+		t.Fatal("the first run has no Jobs to replace")
+	}
 
 	changed := elasticMPIJob
 	changed.Workers = 3

@@ -81,8 +81,11 @@ func runSync(kubeconfig, namespace, app string, serverSide bool, timeout time.Du
 
 	clusterCache := cache.NewClusterCache(config,
 		cache.SetNamespaces([]string{namespace}),
+		// As Argo CD's controller does: the Application's objects are kept
+		// whole in the cache, which is where the sync reads them from.
 		cache.SetPopulateResourceInfoHandler(func(un *unstructured.Unstructured, _ bool) (any, bool) {
-			return tracking.GetAppName(un, cdcommon.LabelKeyAppInstance, v1alpha1.TrackingMethodAnnotation, ""), false
+			name := tracking.GetAppName(un, cdcommon.LabelKeyAppInstance, v1alpha1.TrackingMethodAnnotation, "")
+			return name, name != ""
 		}))
 	gitops := engine.NewEngine(config, clusterCache)
 	stop, err := gitops.Run()
@@ -108,7 +111,7 @@ func runSync(kubeconfig, namespace, app string, serverSide bool, timeout time.Du
 	failed := 0
 	for _, r := range results {
 		fmt.Fprintf(w, "%s\t%s\t%s\n", r.ResourceKey, r.Status, r.Message)
-		if r.Status == synccommon.ResultCodeSyncFailed {
+		if r.Status == synccommon.ResultCodeSyncFailed || r.HookPhase.Failed() {
 			failed++
 		}
 	}
