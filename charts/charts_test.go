@@ -611,8 +611,14 @@ func helm(t *testing.T, args ...string) (string, error) {
 // repository, plugin or setting of the machine's user takes part.
 func helmCommand(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
+	return helmCommandOf(t, testtool.Find(t, "helm"), args...)
+}
+
+// helmCommandOf is helmCommand with another helm binary (Helm 4's).
+func helmCommandOf(t *testing.T, bin string, args ...string) *exec.Cmd {
+	t.Helper()
 	home := t.TempDir()
-	cmd := exec.Command(testtool.Find(t, "helm"), args...)
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(),
 		"HELM_CACHE_HOME="+filepath.Join(home, "cache"),
 		"HELM_CONFIG_HOME="+filepath.Join(home, "config"),

@@ -70,16 +70,16 @@ func TestJobValuesSchemaWithHelm(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			for what, values := range good {
 				args := valuesArgs(t, values)
-				out, err := runHelm(t, bin, append([]string{"lint", "--strict", chart}, args...)...)
+				out, err := helmCommandOf(t, bin, append([]string{"lint", "--strict", chart}, args...)...).CombinedOutput()
 				assert.NoError(t, err, "%s: helm lint:\n%s", what, out)
-				out, err = runHelm(t, bin, append([]string{"template", "job", chart}, args...)...)
+				out, err = helmCommandOf(t, bin, append([]string{"template", "job", chart}, args...)...).CombinedOutput()
 				assert.NoError(t, err, "%s: helm template:\n%s", what, out)
 			}
 			for _, c := range bad {
 				for _, cmd := range [][]string{{"lint", "--strict", chart}, {"template", "job", chart}} {
-					out, err := runHelm(t, bin, append(cmd, valuesArgs(t, c.values)...)...)
+					out, err := helmCommandOf(t, bin, append(cmd, valuesArgs(t, c.values)...)...).CombinedOutput()
 					if assert.Error(t, err, "%s: helm %s passed:\n%s", c.name, cmd[0], out) {
-						assert.Contains(t, out, c.says, "%s: helm %s", c.name, cmd[0])
+						assert.Contains(t, string(out), c.says, "%s: helm %s", c.name, cmd[0])
 					}
 				}
 			}
@@ -88,8 +88,8 @@ func TestJobValuesSchemaWithHelm(t *testing.T) {
 }
 
 // schemaOnlyChart is a chart with trainfn-job's values layout and schema
-// whose one template writes the job out: the real chart may not exist yet,
-// and this one has nothing but the schema to refuse values with.
+// whose one template writes the job out: unlike the real chart, it has
+// nothing but the schema to refuse values with.
 func schemaOnlyChart(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "schema-only")
@@ -136,15 +136,4 @@ func valuesArgs(t *testing.T, values string) []string {
 	path := filepath.Join(t.TempDir(), "values.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(values), 0o644))
 	return []string{"-f", path}
-}
-
-func runHelm(t *testing.T, bin string, args ...string) (string, error) {
-	cmd := exec.Command(bin, args...)
-	// No repositories, no plugins, no cache of the user's or of another
-	// test's: the chart stands alone.
-	home := t.TempDir()
-	cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+filepath.Join(home, "helm-cache"),
-		"HELM_CONFIG_HOME="+filepath.Join(home, "helm-config"), "HELM_DATA_HOME="+filepath.Join(home, "helm-data"))
-	out, err := cmd.CombinedOutput()
-	return string(out), err
 }

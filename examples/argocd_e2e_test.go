@@ -37,8 +37,7 @@ import (
 // kustomize's bare exec path.
 
 const (
-	argocdModule       = "github.com/argoproj/argo-cd/v3"
-	argocdTrainfnImage = "ghcr.io/trainfn/trainfn:v0.1.0"
+	argocdModule = "github.com/argoproj/argo-cd/v3"
 	// argocdImageBinary is the binary in trainfn's image: the plugin's command.
 	argocdImageBinary = "/trainfn"
 	// repoServerPath is a folder on the PATH of Argo CD's image (Ubuntu's
@@ -51,7 +50,7 @@ func TestArgoCDPlugin(t *testing.T) {
 	road := setUpPlugin(t)
 
 	sidecar := containerNamed(t, road.repoServer.Spec.Template.Spec.Containers, "trainfn")
-	assert.Equal(t, argocdTrainfnImage, sidecar.Image)
+	assert.Equal(t, functionImage, sidecar.Image)
 	assert.Equal(t, []string{"/var/run/argocd/argocd-cmp-server"}, sidecar.Command, "the sidecar runs Argo CD's CMP server, not trainfn's entrypoint")
 	require.NotNil(t, sidecar.SecurityContext)
 	assert.Equal(t, int64(999), *sidecar.SecurityContext.RunAsUser, "Argo CD requires uid 999 in plugin sidecars")
@@ -408,7 +407,7 @@ func checkToolCopy(t *testing.T, deploy appsv1.Deployment, path string) {
 	source, inSource := mountHolding(t, cp, cp.Command[1])
 	image := volumeNamed(t, deploy, source.Name).Image
 	require.NotNil(t, image, "the copy's source is an image volume")
-	assert.Equal(t, argocdTrainfnImage, image.Reference)
+	assert.Equal(t, functionImage, image.Reference)
 	assert.Equal(t, strings.TrimPrefix(argocdImageBinary, "/"), inSource, "the copy's source is the image's binary")
 }
 

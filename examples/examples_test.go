@@ -148,7 +148,7 @@ func TestSSHKeyRecipe(t *testing.T) {
 }
 
 // containerForms are the container examples, each with the exec example
-// whose output it must give.
+// whose reviewed output it must give: the image does what the binary does.
 var containerForms = map[string]string{
 	"kustomize/container":           "kustomize/transformer",
 	"kustomize/container-generator": "kustomize/generator",
@@ -166,11 +166,7 @@ func TestKustomizeContainer(t *testing.T) {
 				filepath.Join(workspace, "examples", example)))
 			require.NoError(t, err, stderr)
 			assert.Equal(t, [][]string{kustomizeDockerRun}, docker.calls(t))
-			compareExpected(t, example, out)
-
-			execForm, stderr, err := kustomizeBuild(kustomize, filepath.Join(workspace, "examples", execExample))
-			require.NoError(t, err, stderr)
-			assert.Equal(t, execForm, out, "the container form renders what the exec form does")
+			compareExpected(t, execExample, out)
 		})
 	}
 }

@@ -22,14 +22,14 @@ import (
 // kustomize runs container functions with --enable-alpha-plugins alone.
 func TestKubectlKustomizeContainer(t *testing.T) {
 	kubectl := testtool.Find(t, "kubectl")
-	for example := range containerForms {
+	for example, execExample := range containerForms {
 		t.Run(example, func(t *testing.T) {
 			docker := standInDocker(t)
 			out, stderr, err := run(docker.command(kubectl, "kustomize", "--enable-alpha-plugins",
 				filepath.Join(workspace, "examples", example)))
 			require.NoError(t, err, stderr)
 			assert.Equal(t, [][]string{kustomizeDockerRun}, docker.calls(t))
-			compareExpected(t, example, out)
+			compareExpected(t, execExample, out)
 		})
 	}
 }

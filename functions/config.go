@@ -8,12 +8,8 @@ import (
 	"github.com/trainfn/trainfn/schemas"
 )
 
-// configKind is trainfn's own configuration: the function config of a KRM
-// run, or a document among those `trainfn render` reads.
-var configKind = schemas.Kind{APIVersion: "fn.trainfn.dev/v1alpha1", Kind: "TrainFn"}
-
 func isConfig(n *yaml.RNode) bool {
-	return schemas.Kind{APIVersion: n.GetApiVersion(), Kind: n.GetKind()} == configKind
+	return schemas.Kind{APIVersion: n.GetApiVersion(), Kind: n.GetKind()} == schemas.FunctionConfig
 }
 
 // configure takes the configuration out of docs: the options every job
@@ -31,7 +27,7 @@ func configure(docs []Document) (options.Options, []Document, Diagnostics) {
 		}
 		if first != nil {
 			diags = append(diags, Diagnostic{Severity: Error, Source: doc.Source, Line: startLine(doc),
-				Message: "a second " + configKind.String() + ": one configures a run, and " + describe(*first) + " already does"})
+				Message: "a second " + schemas.FunctionConfig.String() + ": one configures a run, and " + describe(*first) + " already does"})
 			continue
 		}
 		first = &docs[i]

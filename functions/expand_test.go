@@ -232,7 +232,7 @@ spec:
 }
 
 func TestEveryKindHasASchemaAndARenderer(t *testing.T) {
-	assert.ElementsMatch(t, append(slices.Collect(maps.Keys(renderers)), configKind), schemas.Kinds())
+	assert.ElementsMatch(t, append(slices.Collect(maps.Keys(renderers)), schemas.FunctionConfig), schemas.Kinds())
 }
 
 // The options a run without configuration uses are the schema's defaults,

@@ -81,7 +81,7 @@ func unreadConfig(config *yaml.RNode) Diagnostics {
 	}
 	kind := strings.TrimSpace(config.GetApiVersion() + " " + config.GetKind())
 	return Diagnostics{{Severity: Error, Source: annotatedSource(config),
-		Message: fmt.Sprintf("the function config is a %s: trainfn reads its options from a %s (or expands a job spec given as the config), and would ignore this one", cmp.Or(kind, "document without a kind"), configKind)}}
+		Message: fmt.Sprintf("the function config is a %s: trainfn reads its options from a %s (or expands a job spec given as the config), and would ignore this one", cmp.Or(kind, "document without a kind"), schemas.FunctionConfig)}}
 }
 
 func isEmptyConfigMap(n *yaml.RNode) bool {

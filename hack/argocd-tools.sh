@@ -14,7 +14,7 @@ mkdir -p "$bin"
 dir=hack/tools/argocd
 
 stamp="$bin/.argocd-harness.version"
-want=$(cat "$dir/go.mod" "$dir/go.sum" "$dir"/*.go "$0" | sha256sum | cut -d' ' -f1)
+want=$(cat "$dir/go.mod" "$dir/go.sum" "$dir"/*.go hack/argocd-tools.sh | sha256sum | cut -d' ' -f1)
 if [[ -x "$bin/argocd-harness" && "$(cat "$stamp" 2>/dev/null)" == "$want" ]]; then
 	exit 0
 fi

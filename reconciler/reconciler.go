@@ -120,34 +120,42 @@ func (r *Reconciler) load(ctx context.Context, req reconcile.Request) (*job, err
 	return j, nil
 }
 
-// runMarks are what the reconciler records on an elastic StatefulSet about
-// one run of its job.
-var runMarks = []string{handoff.ScaledFrom, handoff.Ended, handoff.Allocation, handoff.Revision}
+// clearedRunMarks is a merge patch's annotations that remove what the
+// reconciler records on an elastic StatefulSet about one run of its job.
+var clearedRunMarks = map[string]any{handoff.ScaledFrom: nil, handoff.Ended: nil, handoff.Allocation: nil, handoff.Revision: nil}
 
 // renew clears the run marks of an elastic StatefulSet whose template is of
 // another render than the run they record: the job changed in Git, its
 // Jobs were recreated, and the StatefulSet, which a GitOps tool rolls
 // rather than recreates, must start again too, ended or scaled as the old
-// run left it.
+// run left it. A run started before the reconciler recorded revisions is
+// adopted as the current render's, not restarted. Both patches are
+// conditional on the StatefulSet read, so a stale cache never clears the
+// marks of a run just started.
 func (r *Reconciler) renew(ctx context.Context, j *job) error {
 	var errs []error
 	for i := range j.statefulSets {
 		s := &j.statefulSets[i]
 		digest := s.Spec.Template.Labels[gitops.DigestLabel]
-		if _, started := s.Annotations[handoff.ScaledFrom]; !started || digest == "" || s.Annotations[handoff.Revision] == digest {
+		from, recorded := s.Annotations[handoff.Revision]
+		if _, started := s.Annotations[handoff.ScaledFrom]; !started || digest == "" || from == digest {
 			continue
 		}
-		cleared := map[string]any{}
-		for _, k := range runMarks {
-			cleared[k] = nil
+		annotations := clearedRunMarks
+		if !recorded {
+			annotations = map[string]any{handoff.Revision: digest}
 		}
-		if err := r.mergePatch(ctx, s, map[string]any{"metadata": map[string]any{"annotations": cleared}}); err != nil {
+		patch := map[string]any{"metadata": map[string]any{"resourceVersion": s.ResourceVersion, "annotations": annotations}}
+		if err := r.mergePatch(ctx, s, patch); err != nil {
 			errs = append(errs, err)
 			continue
 		}
+		if !recorded {
+			continue
+		}
 		r.Recorder.Eventf(s, nil, corev1.EventTypeNormal, "NewRevision", "Renew",
-			"the template is of render %s, not of %q: a new run starts", digest, s.Annotations[handoff.Revision])
-		log.FromContext(ctx).Info("new revision", "statefulSet", s.Name, "from", s.Annotations[handoff.Revision], "to", digest)
+			"the template is of render %s, not of %s: a new run starts", digest, from)
+		log.FromContext(ctx).Info("new revision", "statefulSet", s.Name, "from", from, "to", digest)
 	}
 	return errors.Join(errs...)
 }

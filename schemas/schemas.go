@@ -33,12 +33,16 @@ type definition struct {
 	name string
 }
 
+// FunctionConfig is trainfn's own configuration, the function config of a
+// KRM function run and the document that configures trainfn render.
+var FunctionConfig = Kind{APIVersion: "fn.trainfn.dev/v1alpha1", Kind: "TrainFn"}
+
 var definitions = map[Kind]definition{
-	{APIVersion: "kubeflow.org/v2beta1", Kind: "MPIJob"}:           {pkg: "./kubeflow/v2beta1", name: "#MPIJob"},
-	{APIVersion: "kubeflow.org/v1", Kind: "PyTorchJob"}:            {pkg: "./kubeflow/v1", name: "#PyTorchJob"},
-	{APIVersion: "kubeflow.org/v1", Kind: "MPIJob"}:                {pkg: "./kubeflow/v1", name: "#MPIJob"},
-	{APIVersion: "kubeflow.org/v1alpha1", Kind: "MPIJob"}:          {pkg: "./kubeflow/v1alpha1", name: "#MPIJob"},
-	{APIVersion: "fn.trainfn.dev/v1alpha1", Kind: "TrainFn"}:       {pkg: "./fn/v1alpha1", name: "#TrainFn"},
+	{APIVersion: "kubeflow.org/v2beta1", Kind: "MPIJob"}:  {pkg: "./kubeflow/v2beta1", name: "#MPIJob"},
+	{APIVersion: "kubeflow.org/v1", Kind: "PyTorchJob"}:   {pkg: "./kubeflow/v1", name: "#PyTorchJob"},
+	{APIVersion: "kubeflow.org/v1", Kind: "MPIJob"}:       {pkg: "./kubeflow/v1", name: "#MPIJob"},
+	{APIVersion: "kubeflow.org/v1alpha1", Kind: "MPIJob"}: {pkg: "./kubeflow/v1alpha1", name: "#MPIJob"},
+	FunctionConfig: {pkg: "./fn/v1alpha1", name: "#TrainFn"},
 	{APIVersion: "diengine.opendilab.org/v2alpha1", Kind: "DIJob"}: {pkg: "./diengine/v2alpha1", name: "#DIJob"},
 }
 

@@ -85,7 +85,7 @@ func checkSchemaFlags(format, outDir, image string, args []string) error {
 		return fmt.Errorf("--image is for -f %s", formatKRM)
 	}
 	if format == formatKRM && len(args) > 0 {
-		return fmt.Errorf("-f %s takes no kind: it describes trainfn, configured by %s", formatKRM, export.KindName(export.FunctionConfig))
+		return fmt.Errorf("-f %s takes no kind: it describes trainfn, configured by %s", formatKRM, export.KindName(schemas.FunctionConfig))
 	}
 	return nil
 }

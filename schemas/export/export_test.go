@@ -242,9 +242,9 @@ func TestOutputIsDeterministic(t *testing.T) {
 }
 
 func TestInlineLeavesNoRef(t *testing.T) {
-	set, err := export.Build(export.FunctionConfig)
+	set, err := export.Build(schemas.FunctionConfig)
 	require.NoError(t, err)
-	root, err := set.Root(export.FunctionConfig)
+	root, err := set.Root(schemas.FunctionConfig)
 	require.NoError(t, err)
 	inlined, err := set.Inline(root)
 	require.NoError(t, err)

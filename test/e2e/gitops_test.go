@@ -156,20 +156,25 @@ func TestChangingAJobInGitNeedsTheAnnotations(t *testing.T) {
 		sync    syncer
 		edit    func([]*unstructured.Unstructured) []*unstructured.Unstructured
 		failure string
+		// failsFirst: even the first sync fails, as every sync would.
+		failsFirst bool
 	}{
-		"Flux":                              {fluxSync(t, ssa.DefaultApplyOptions()), without, "field is immutable"},
-		"Argo CD":                           {argoSync(false), without, "field is immutable"},
-		"Argo CD with ServerSideApply=true": {argoSync(true), without, "field is immutable"},
-		"Argo CD with Force=true and SSA":   {argoSync(true), forceOnly, "--force cannot be used with --server-side"},
+		"Flux":                              {fluxSync(t, ssa.DefaultApplyOptions()), without, "field is immutable", false},
+		"Argo CD":                           {argoSync(false), without, "field is immutable", false},
+		"Argo CD with ServerSideApply=true": {argoSync(true), without, "field is immutable", false},
+		"Argo CD with Force=true and SSA":   {argoSync(true), forceOnly, "--force cannot be used with --server-side", true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			ns := kube.Namespace(t)
 			first, second := renderRevision(t, gitopsRevisions[0].spec), renderRevision(t, gitopsRevisions[1].spec)
-			if err := tc.sync(t, ns, tc.edit(first)); err != nil {
+			err := tc.sync(t, ns, tc.edit(first))
+			if tc.failsFirst {
+				require.Error(t, err)
 				assert.Contains(t, err.Error(), tc.failure)
 				return
 			}
-			err := tc.sync(t, ns, tc.edit(second))
+			require.NoError(t, err, "the first revision applies")
+			err = tc.sync(t, ns, tc.edit(second))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.failure)
 		})
@@ -181,7 +186,7 @@ func checkRevisions(t *testing.T, sync syncer) {
 	var before map[string]types.UID
 	for _, rev := range gitopsRevisions {
 		require.NoError(t, sync(t, ns, renderRevision(t, rev.spec)), rev.what)
-		jobs := jobUIDs(t, ns)
+		jobs := kube.JobUIDs(t, ns)
 		if before != nil {
 			for _, name := range []string{"pi-launcher", "pi-worker"} {
 				if rev.changed {
@@ -243,18 +248,6 @@ func withArgoOptions(objs []*unstructured.Unstructured, options string) []*unstr
 		out = append(out, o)
 	}
 	return out
-}
-
-func jobUIDs(t *testing.T, ns string) map[string]types.UID {
-	jobs, err := kube.Client.BatchV1().Jobs(ns).List(context.Background(), metav1.ListOptions{})
-	require.NoError(t, err)
-	uids := map[string]types.UID{}
-	for _, j := range jobs.Items {
-		if j.DeletionTimestamp == nil {
-			uids[j.Name] = j.UID
-		}
-	}
-	return uids
 }
 
 // checkWorkersRun waits until the live pods are the revision's: as many

@@ -7,9 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-
 	"github.com/trainfn/trainfn/reconciler"
 	"github.com/trainfn/trainfn/render/gitops"
 	"github.com/trainfn/trainfn/render/handoff"
@@ -69,7 +66,7 @@ func TestChangedJobRunsAgain(t *testing.T) {
 	if first.Annotations[handoff.Ended] != "Succeeded" || first.Annotations[handoff.Revision] == "" {
 		t.Fatalf("the first run's marks: %v", first.Annotations)
 	}
-	jobs := jobUIDs(t, j.ns)
+	jobs := kube.JobUIDs(t, j.ns)
 	if len(jobs) == 0 {
 		t.Fatal("the first run has no Jobs to replace")
 	}
@@ -89,7 +86,7 @@ func TestChangedJobRunsAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	j.objs = objs
-	for name, uid := range jobUIDs(t, j.ns) {
+	for name, uid := range kube.JobUIDs(t, j.ns) {
 		if jobs[name] == uid {
 			t.Errorf("Job %s was kept, not recreated", name)
 		}
@@ -105,20 +102,4 @@ func TestChangedJobRunsAgain(t *testing.T) {
 		t.Errorf("revision %q, first run's %q, template's %q", s.Annotations[handoff.Revision], first.Annotations[handoff.Revision], s.Spec.Template.Labels[gitops.DigestLabel])
 	}
 	j.checkInvariants(t)
-}
-
-// jobUIDs are the UIDs of a namespace's Jobs, by name.
-func jobUIDs(t *testing.T, ns string) map[string]types.UID {
-	t.Helper()
-	ctx, cancel := timeout()
-	defer cancel()
-	list, err := kube.Client.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	uids := map[string]types.UID{}
-	for _, job := range list.Items {
-		uids[job.Name] = job.UID
-	}
-	return uids
 }
