@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -56,6 +57,9 @@ the rest.`,
 				}
 				kinds = append(kinds, found...)
 			}
+			// A kind named twice, in two spellings, is one kind.
+			export.SortKinds(kinds)
+			kinds = slices.Compact(kinds)
 			out, err := exportSchemas(format, outDir, image, kinds)
 			if err != nil {
 				fmt.Fprintln(stderr, "trainfn:", err)

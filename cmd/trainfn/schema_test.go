@@ -33,6 +33,8 @@ func TestSchemaPrintsOneKindsJSONSchema(t *testing.T) {
 		same := trainfn("", "schema", name)
 		assert.Equal(t, r, same, "%s names the same kind", name)
 	}
+	assert.Equal(t, r, trainfn("", "schema", "MPIJob.v2beta1.kubeflow.org", "kubeflow.org/v2beta1/MPIJob"),
+		"a kind named twice is one kind")
 	assert.Equal(t, r, trainfn("", "schema", "kubeflow.org/v2beta1/MPIJob"), "the same bytes every time")
 }
 

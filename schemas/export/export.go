@@ -17,6 +17,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,6 +25,7 @@ import (
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
+	"sigs.k8s.io/kustomize/kyaml/resid"
 
 	"github.com/trainfn/trainfn/schemas"
 )
@@ -57,7 +59,7 @@ func Build(kinds ...schemas.Kind) (*Set, error) {
 		if c.err != nil {
 			return nil, fmt.Errorf("exporting %s: %w", k, c.err)
 		}
-		group, version := splitAPIVersion(k.APIVersion)
+		group, version := resid.ParseGroupVersion(k.APIVersion)
 		root.Title = k.Kind + " " + k.APIVersion
 		root.Description = docText(def)
 		if root.Description == "" {
@@ -133,7 +135,7 @@ func (s *Set) OpenAPI(version string) ([]byte, error) {
 		}
 	}
 	schemasObj := object{}
-	for _, n := range sortedKeys(components) {
+	for _, n := range slices.Sorted(maps.Keys(components)) {
 		schemasObj.set(n, components[n].render(openAPI))
 	}
 	doc := object{
@@ -234,19 +236,13 @@ func (s *Set) reachable(root *Schema) ([]string, error) {
 		}
 	}
 	walk(root)
-	return sortedKeys(seen), missing
-}
-
-// Definition is a copy of the definition a ref names.
-func (s *Set) Definition(name string) (*Schema, bool) {
-	def, ok := s.defs[name]
-	return def.Copy(), ok
+	return slices.Sorted(maps.Keys(seen)), missing
 }
 
 // SchemaName is a kind's name among OpenAPI definitions: its group
 // reversed, its version and its kind, as Kubernetes names them.
 func SchemaName(k schemas.Kind) string {
-	group, version := splitAPIVersion(k.APIVersion)
+	group, version := resid.ParseGroupVersion(k.APIVersion)
 	parts := strings.Split(group, ".")
 	slices.Reverse(parts)
 	return strings.Join(append(parts, version, k.Kind), ".")
@@ -255,7 +251,7 @@ func SchemaName(k schemas.Kind) string {
 // KubeconformPath is where kubeconform looks for a kind's schema under a
 // folder, with -schema-location 'DIR/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json'.
 func KubeconformPath(k schemas.Kind) string {
-	group, version := splitAPIVersion(k.APIVersion)
+	group, version := resid.ParseGroupVersion(k.APIVersion)
 	return filepath.Join(group, strings.ToLower(k.Kind)+"_"+version+".json")
 }
 
@@ -289,18 +285,10 @@ func (s *Set) WriteKubeconform(dir string) ([]string, error) {
 // SortKinds orders kinds by group, version and kind.
 func SortKinds(kinds []schemas.Kind) {
 	slices.SortFunc(kinds, func(a, b schemas.Kind) int {
-		ga, va := splitAPIVersion(a.APIVersion)
-		gb, vb := splitAPIVersion(b.APIVersion)
+		ga, va := resid.ParseGroupVersion(a.APIVersion)
+		gb, vb := resid.ParseGroupVersion(b.APIVersion)
 		return cmp.Or(cmp.Compare(ga, gb), cmp.Compare(va, vb), cmp.Compare(a.Kind, b.Kind))
 	})
-}
-
-func splitAPIVersion(apiVersion string) (group, version string) {
-	group, version, ok := strings.Cut(apiVersion, "/")
-	if !ok {
-		return "", apiVersion
-	}
-	return group, version
 }
 
 // packageDoc is the doc comment of the package a kind is defined in,

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"sigs.k8s.io/kustomize/kyaml/resid"
+
 	"github.com/trainfn/trainfn/schemas"
 )
 
@@ -14,7 +16,7 @@ import (
 func LookupKind(name string) ([]schemas.Kind, error) {
 	var found []schemas.Kind
 	for _, k := range schemas.Kinds() {
-		group, version := splitAPIVersion(k.APIVersion)
+		group, version := resid.ParseGroupVersion(k.APIVersion)
 		for _, form := range []string{k.Kind, k.APIVersion + "/" + k.Kind, k.Kind + "." + version + "." + group} {
 			if strings.EqualFold(form, name) {
 				found = append(found, k)

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/schemas"
@@ -61,7 +62,7 @@ func KRMFunctionDefinition(image string) ([]byte, error) {
 	// The schema's own title and kind extension would only repeat the
 	// definition around it.
 	inlined.Title, inlined.GroupVersionKinds = "", nil
-	group, version := splitAPIVersion(schemas.FunctionConfig.APIVersion)
+	group, version := resid.ParseGroupVersion(schemas.FunctionConfig.APIVersion)
 	def := object{
 		{"apiVersion", "config.kubernetes.io/v1alpha1"},
 		{"kind", "KRMFunctionDefinition"},

@@ -3,6 +3,7 @@ package export
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strconv"
 )
@@ -198,11 +199,12 @@ func (s *Schema) render(d dialect) any {
 			o.set("default", s.Default)
 		}
 		arms := []any{object{{"type", "null"}}}
-		if rendered, _ := inner.render(d).(object); len(rendered) == 1 && rendered[0].key == "anyOf" {
+		rendered := inner.render(d)
+		if o, _ := rendered.(object); len(o) == 1 && o[0].key == "anyOf" {
 			// null or (a or b): null or a or b.
-			arms = append(arms, rendered[0].value.([]any)...)
+			arms = append(arms, o[0].value.([]any)...)
 		} else {
-			arms = append(arms, inner.render(d))
+			arms = append(arms, rendered)
 		}
 		o.set("anyOf", arms)
 		return o
@@ -263,7 +265,7 @@ func (s *Schema) render(d dialect) any {
 	}
 	if s.Properties != nil {
 		props := object{}
-		for _, k := range sortedKeys(s.Properties) {
+		for _, k := range slices.Sorted(maps.Keys(s.Properties)) {
 			props.set(k, s.Properties[k].render(d))
 		}
 		o.set("properties", props)
@@ -367,13 +369,4 @@ func setInt(o *object, key string, n *int) {
 	if n != nil {
 		o.set(key, *n)
 	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
