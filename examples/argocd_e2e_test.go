@@ -244,11 +244,8 @@ func (r *argocdRoad) generate(t *testing.T, application string) argocdResult {
 	if r.sockets != "" {
 		cmd.Env = append(cmd.Env, "ARGOCD_PLUGINSOCKFILEPATH="+r.sockets)
 	}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
-
-	g := argocdResult{manifests: stdout.String(), log: stderr.String()}
+	manifests, log, runErr := run(cmd)
+	g := argocdResult{manifests: manifests, log: log}
 	lines := strings.Split(g.log, "\n")
 	for i, line := range lines {
 		if v, ok := strings.CutPrefix(line, "sourceType: "); ok {

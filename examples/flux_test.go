@@ -30,15 +30,22 @@ func TestFluxRenderedDirectoryIsCurrent(t *testing.T) {
 		out, err = filepath.Abs(filepath.Join(fluxExample, "deploy", "training"))
 		require.NoError(t, err)
 	}
-	render := exec.Command(filepath.Join(workspace, "bin", "trainfn"), "render", "jobs/", "--output-dir", out)
-	render.Dir = example
-	stderr, err := render.CombinedOutput()
-	require.NoError(t, err, "%s", stderr)
+	fluxRender(t, example, out)
 	if *update {
 		return
 	}
 	assert.Equal(t, testtool.Files(t, filepath.Join(example, "deploy", "training")), testtool.Files(t, out),
 		"deploy/training is not what jobs/ renders (if intended, run make golden and review the diff)")
+}
+
+// fluxRender renders the example's jobs into out as its CI workflow does,
+// from the example's root.
+func fluxRender(t *testing.T, root, out string) {
+	t.Helper()
+	render := exec.Command(filepath.Join(workspace, "bin", "trainfn"), "render", "jobs/", "--output-dir", out)
+	render.Dir = root
+	stderr, err := render.CombinedOutput()
+	require.NoError(t, err, "%s", stderr)
 }
 
 // TestFluxBuildsTheRenderedDirectory builds the committed directory the way
@@ -54,10 +61,7 @@ func TestFluxBuildsTheRenderedDirectory(t *testing.T) {
 	dir := filepath.Join(root, path)
 	if *update {
 		// The committed directory may be rewritten by this same run.
-		render := exec.Command(filepath.Join(workspace, "bin", "trainfn"), "render", "jobs/", "--output-dir", dir)
-		render.Dir = root
-		out, err := render.CombinedOutput()
-		require.NoError(t, err, "%s", out)
+		fluxRender(t, root, dir)
 	}
 
 	_, err = kustomize.NewGenerator(root, *ks).WriteFile(dir)

@@ -1,7 +1,6 @@
 package examples
 
 import (
-	"bytes"
 	"cmp"
 	"os"
 	"os/exec"
@@ -209,9 +208,9 @@ func TestHelmChartTemplates(t *testing.T) {
 	for _, name := range []string{"helm", "helm4"} {
 		helm := newHelm(t, name, dir)
 		t.Run(name, func(t *testing.T) {
-			out, stderr, err := helm.run("template", "pi", jobChart)
+			example, stderr, err := helm.run("template", "pi", jobChart)
 			require.NoError(t, err, stderr)
-			nodes := parseObjects(t, out)
+			nodes := parseObjects(t, example)
 			require.Len(t, nodes, 1)
 			assert.Equal(t, "kubeflow.org/v2beta1", nodes[0].GetApiVersion())
 			assert.Equal(t, "MPIJob", nodes[0].GetKind())
@@ -235,7 +234,7 @@ func TestHelmChartTemplates(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, wantMap, gotMap, "the chart's example job is examples/jobs/pi.yaml")
 
-			out, stderr, err = helm.run("template", "pi", jobChart, "-f", "examples/helm/post-renderer/values.yaml",
+			out, stderr, err := helm.run("template", "pi", jobChart, "-f", "examples/helm/post-renderer/values.yaml",
 				"--set", "job.metadata.name=estimate,job.metadata.labels.team=research,job.metadata.labels.app\\.kubernetes\\.io/name=pi",
 				"--set", "job.metadata.annotations.trainfn\\.dev/mpi-launch-mode=KubectlExec",
 				"--set", "trainfn.gangScheduling.scheduler=Volcano")
@@ -258,8 +257,6 @@ func TestHelmChartTemplates(t *testing.T) {
 
 			// No job is the example job, and a given job is only itself:
 			// nothing of the example leaks into it.
-			example, _, err := helm.run("template", "pi", jobChart)
-			require.NoError(t, err)
 			out, stderr, err = helm.run("template", "pi", jobChart, "--set", "job=null")
 			require.NoError(t, err, stderr)
 			assert.Equal(t, example, out)
@@ -376,10 +373,7 @@ func (h *helmTool) run(args ...string) (string, string, error) {
 	cmd := exec.Command(h.path, args...)
 	cmd.Dir = h.dir
 	cmd.Env = h.env
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	return stdout.String(), stderr.String(), err
+	return run(cmd)
 }
 
 // helmVersion is a Helm binary and how it runs trainfn as post-renderer.

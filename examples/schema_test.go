@@ -2,7 +2,6 @@ package examples
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -50,11 +49,9 @@ func kubeconformWithSchemas(t *testing.T, schemas string, files ...string) []kub
 		"-schema-location", schemas + "/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json",
 		"-ignore-missing-schemas", "-strict", "-output", "json", "-verbose",
 	}, files...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	_ = cmd.Run() // exit 1 when a document is invalid; the output says which
+	stdout, stderr, _ := run(cmd) // exit 1 when a document is invalid; the output says which
 	var out struct{ Resources []kubeconformResult }
-	require.NoError(t, json.Unmarshal(stdout.Bytes(), &out), "kubeconform: %s%s", stdout.String(), stderr.String())
+	require.NoError(t, json.Unmarshal([]byte(stdout), &out), "kubeconform: %s%s", stdout, stderr)
 	return slices.DeleteFunc(out.Resources, func(r kubeconformResult) bool { return r.Status == "" }) // empty documents
 }
 
