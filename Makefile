@@ -4,7 +4,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build test e2e e2e-tools tools cluster-tools lint golden generate bench clean
+.PHONY: build test e2e e2e-tools tools cluster-tools lint golden generate bench fuzz clean
 
 ## build: bin/trainfn, the binary the examples' exec paths point at
 build:
@@ -53,12 +53,20 @@ golden: tools
 generate:
 	$(GO) generate ./schemas ./functions ./charts
 
-## bench: whole-process render timings against a pass-through baseline, then the
+## bench: whole trainfn processes against the floor (a pass-through KRM function
+## on the same kyaml) and the Go benchmarks of schemas and rendering, then the
 ## reconciler's discovery latency, API requests and memory on a real control plane
-## (hack/bench/README.md; BENCH_RECONCILE_FLAGS=-quick for a short run)
+## (hack/bench/README.md; BENCH_RENDER_FLAGS='-cases 1,000' or
+## BENCH_RECONCILE_FLAGS=-quick for a short run)
 bench: build cluster-tools
-	hack/bench.sh
+	hack/bench.sh $(BENCH_RENDER_FLAGS)
 	$(GO) run ./hack/bench/reconcile $(BENCH_RECONCILE_FLAGS)
+
+## fuzz: every fuzz target in turn, FUZZTIME each (1m by default), with
+## FUZZPARALLEL workers (the number of cores); fails if any finds a crasher,
+## which Go writes to the package's testdata/fuzz/ for go test to replay
+fuzz:
+	GO=$(GO) hack/fuzz.sh
 
 clean:
 	rm -rf bin

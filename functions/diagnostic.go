@@ -6,7 +6,9 @@ package functions
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -59,8 +61,13 @@ func (d Diagnostic) String() string {
 	b.WriteString(": ")
 	if d.Resource != nil {
 		name := d.Resource.Name
-		if name == "" {
+		switch {
+		case name == "":
 			name = "(unnamed)"
+		case strings.IndexFunc(name, func(r rune) bool { return !unicode.IsGraphic(r) || unicode.IsSpace(r) }) >= 0:
+			// Quoted, a name shows its line breaks, zero-width characters
+			// and right-to-left marks instead of acting on the message.
+			name = strconv.Quote(name)
 		}
 		fmt.Fprintf(&b, "%s %s: ", d.Resource.Kind, name)
 	}
@@ -69,7 +76,30 @@ func (d Diagnostic) String() string {
 		b.WriteString(": ")
 	}
 	b.WriteString(d.Message)
+	return displayable(b.String())
+}
+
+// displayable escapes what a terminal would act on rather than show:
+// control characters, and format characters such as zero-width joiners and
+// right-to-left overrides, which a document's names and values may hold
+// and which would reorder or hide parts of a message.
+func displayable(s string) string {
+	if strings.IndexFunc(s, hidden) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if hidden(r) {
+			fmt.Fprintf(&b, "\\u%04x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
 	return b.String()
+}
+
+func hidden(r rune) bool {
+	return r != '\n' && r != '\t' && (unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || unicode.In(r, unicode.Zl, unicode.Zp))
 }
 
 // position is ":line:column", ":line" or "" as far as they are known.

@@ -1,8 +1,10 @@
 package functions
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
+	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -79,13 +81,13 @@ func unreadConfig(config *yaml.RNode) Diagnostics {
 	if config == nil || config.IsNilOrEmpty() || isJobSpec(config) || isConfig(config) || isEmptyConfigMap(config) {
 		return nil
 	}
-	kind := strings.TrimSpace(config.GetApiVersion() + " " + config.GetKind())
+	kind := strings.TrimSpace(kindOf(config).String())
 	return Diagnostics{{Severity: Error, Source: annotatedSource(config),
 		Message: fmt.Sprintf("the function config is a %s: trainfn reads its options from a %s (or expands a job spec given as the config), and would ignore this one", cmp.Or(kind, "document without a kind"), schemas.FunctionConfig)}}
 }
 
 func isEmptyConfigMap(n *yaml.RNode) bool {
-	if n.GetApiVersion() != "v1" || n.GetKind() != "ConfigMap" {
+	if kindOf(n) != (schemas.Kind{APIVersion: "v1", Kind: "ConfigMap"}) {
 		return false
 	}
 	for _, field := range []string{"data", "binaryData"} {
@@ -140,16 +142,37 @@ func placeInJobFiles(objects []*yaml.RNode, origin map[*yaml.RNode]Document) err
 
 // RunFunction reads a ResourceList from rw, processes it and writes it back,
 // results included. On invalid input the error is the Diagnostics.
+//
+// kyaml's framework reads the input itself, and reads some ResourceLists
+// wrongly or not at all (see readResourceList); those are read here first.
 func RunFunction(rw *kio.ByteReadWriter) error {
+	data, err := io.ReadAll(rw.Reader)
+	if err != nil {
+		return err
+	}
+	in, err := readResourceList(data)
+	if err != nil {
+		return err
+	}
+	if in != nil {
+		return in.run(rw)
+	}
+	if err := readPlainStream(data); err != nil {
+		return err
+	}
+	rw.Reader = bytes.NewReader(data)
 	return framework.Execute(Function{}, rw)
 }
 
 // contains reports whether items hold an object of the same identity, as
 // kustomize's generators: passes the function config among the items too.
 func contains(items []*yaml.RNode, n *yaml.RNode) bool {
+	if shapeProblem(n) != "" {
+		return false
+	}
 	id := resid.FromRNode(n)
 	for _, item := range items {
-		if resid.FromRNode(item).Equals(id) {
+		if shapeProblem(item) == "" && resid.FromRNode(item).Equals(id) {
 			return true
 		}
 	}
@@ -157,7 +180,7 @@ func contains(items []*yaml.RNode, n *yaml.RNode) bool {
 }
 
 func isJobSpec(n *yaml.RNode) bool {
-	_, ok := renderers[schemas.Kind{APIVersion: n.GetApiVersion(), Kind: n.GetKind()}]
+	_, ok := renderers[kindOf(n)]
 	return ok
 }
 
@@ -174,7 +197,10 @@ func annotatedSource(n *yaml.RNode) Source {
 		var origin struct {
 			Path string `yaml:"path"`
 		}
-		if o, ok := n.GetAnnotations()[originAnnotation]; ok && yaml.Unmarshal([]byte(o), &origin) == nil {
+		// GetMeta, unlike GetAnnotations, reads an item that is not shaped
+		// as an object without panicking; configure refuses the item.
+		meta, _ := n.GetMeta()
+		if o, ok := meta.Annotations[originAnnotation]; ok && yaml.Unmarshal([]byte(o), &origin) == nil {
 			path = origin.Path
 		}
 	}
@@ -184,7 +210,7 @@ func annotatedSource(n *yaml.RNode) Source {
 func results(diags Diagnostics) framework.Results {
 	out := make(framework.Results, 0, len(diags))
 	for _, d := range diags {
-		r := &framework.Result{Message: d.Message, Severity: framework.Error, ResourceRef: d.Resource}
+		r := &framework.Result{Message: displayable(d.Message), Severity: framework.Error, ResourceRef: d.Resource}
 		if d.Severity == Warning {
 			r.Severity = framework.Warning
 		}

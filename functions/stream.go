@@ -2,6 +2,7 @@ package functions
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -22,8 +23,12 @@ const Stdin = "-"
 // directories (their .yaml, .yml and .json files, recursively, in lexical
 // order, skipping hidden ones) and "-" for stdin. Documents of a `kind: List`
 // are read as its items.
+//
+// Documents unfit to be read further (see wellFormed) fail the read; their
+// problems, in every file, are the error, as Diagnostics.
 func ReadDocuments(paths []string, stdin io.Reader) ([]Document, error) {
 	var docs []Document
+	var malformed Diagnostics
 	for _, p := range paths {
 		files, err := expandPath(p)
 		if err != nil {
@@ -43,12 +48,23 @@ func ReadDocuments(paths []string, stdin io.Reader) ([]Document, error) {
 			if f == Stdin {
 				name = "<stdin>"
 			}
+			if d := checkText(name, data); d != nil {
+				return nil, Diagnostics{*d}
+			}
 			read, err := parseDocuments(name, data)
+			var diags Diagnostics
+			if errors.As(err, &diags) {
+				malformed = append(malformed, diags...)
+				continue
+			}
 			if err != nil {
 				return nil, err
 			}
 			docs = append(docs, read...)
 		}
+	}
+	if len(malformed) > 0 {
+		return nil, malformed
 	}
 	return docs, nil
 }
@@ -98,9 +114,12 @@ var separator = regexp.MustCompile(`\n---.*\n`)
 
 // parseDocuments splits a stream into documents, remembering the line each
 // starts on so that messages point into the file, not into the document.
+// Documents unfit to be read further make the error the Diagnostics of
+// every one of them.
 func parseDocuments(name string, data []byte) ([]Document, error) {
 	text := strings.ReplaceAll(string(data), "\r\n", "\n")
 	var docs []Document
+	var malformed Diagnostics
 	start, line := 0, 1
 	bounds := append(separator.FindAllStringIndex(text, -1), []int{len(text), len(text)})
 	for i, b := range bounds {
@@ -113,10 +132,15 @@ func parseDocuments(name string, data []byte) ([]Document, error) {
 			return nil, fmt.Errorf("%s: document %d: %s", name, i+1, fileLines(err.Error(), Source{Line: line}))
 		}
 		for _, n := range nodes {
-			docs = append(docs, Document{Node: n, Source: Source{Path: name, Index: len(docs), Line: line}})
+			doc := Document{Node: n, Source: Source{Path: name, Index: len(docs), Line: line}}
+			malformed = append(malformed, wellFormed(doc)...)
+			docs = append(docs, doc)
 		}
 		line += strings.Count(text[start:b[1]], "\n")
 		start = b[1]
+	}
+	if len(malformed) > 0 {
+		return nil, malformed
 	}
 	return docs, nil
 }
@@ -134,12 +158,25 @@ func decode(text string) ([]*yaml.RNode, error) {
 		return nil, nil
 	}
 	n := yaml.NewRNode(&node)
-	if n.GetKind() == "List" && n.GetApiVersion() == "v1" {
-		items, err := n.Pipe(yaml.Lookup("items"))
-		if err != nil || items == nil {
-			return nil, err
+	// kyaml reads the kind of any node as if it were a mapping, and fails
+	// on some that are not.
+	if n.YNode().Kind == yaml.MappingNode && n.GetKind() == "List" && n.GetApiVersion() == "v1" {
+		items := fieldValue(n.YNode(), "items")
+		if !given(items) {
+			return nil, nil
 		}
-		return items.Elements()
+		if items.Kind != yaml.SequenceNode {
+			return nil, fmt.Errorf("line %d: the items of a v1 List must be a sequence of objects, not %s", items.Line, kindName(items))
+		}
+		elements := make([]*yaml.RNode, len(items.Content))
+		for i, e := range items.Content {
+			if e.Kind == yaml.AliasNode {
+				// Another item already is this object: two would collide.
+				return nil, fmt.Errorf("line %d: items[%d] is a YAML alias (*%s) of another item: each object is written out once", e.Line, i, e.Value)
+			}
+			elements[i] = yaml.NewRNode(e)
+		}
+		return elements, nil
 	}
 	return []*yaml.RNode{n}, nil
 }

@@ -1,5 +1,20 @@
 #!/usr/bin/env bash
-# Whole-process render timings (see hack/bench): run by make bench.
+# The render half of make bench (see hack/bench/README.md): whole trainfn
+# processes against the floor, then the Go benchmarks of schema
+# compilation, validation and rendering, each set against the previous run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-go run ./hack/bench -bin bin/trainfn -runs "${RUNS:-10}" "$@"
+hack/tools.sh bench
+mkdir -p .cache/bench
+go build -o .cache/bench/floor ./hack/bench/floor
+go run ./hack/bench/render -bin bin/trainfn -floor .cache/bench/floor -runs "${RUNS:-10}" "$@"
+
+echo
+go test -run '^$' -bench . -benchmem -count "${COUNT:-6}" ./schemas ./functions >.cache/bench/go-new.txt
+if [[ -f .cache/bench/go.txt ]]; then
+	.cache/bin/benchstat previous=.cache/bench/go.txt now=.cache/bench/go-new.txt
+else
+	.cache/bin/benchstat .cache/bench/go-new.txt
+fi
+mv .cache/bench/go-new.txt .cache/bench/go.txt
+echo "Go benchmark results written to .cache/bench/go.txt"

@@ -77,6 +77,10 @@ go_tool kubeconform github.com/yannh/kubeconform/cmd/kubeconform@v0.8.0
 # their run: scripts with shellcheck.
 go_tool actionlint github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
 debian_command shellcheck shellcheck
+# benchstat compares make bench's Go benchmarks with the previous run's.
+if [[ ${1:-} == bench ]]; then
+	go_tool benchstat golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+fi
 kpt=github.com/GoogleContainerTools/kpt
 module_tool kpt hack/tools/kpt "-X $kpt/run.version=$(cd hack/tools/kpt && go list -m -f '{{.Version}}' "$kpt")"
 # yaml-language-server, which the editor example is tested with, from npm,

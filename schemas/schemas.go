@@ -55,27 +55,93 @@ func Kinds() []Kind {
 	return kinds
 }
 
-// compiled is every schema, built once per process on first use: a run that
-// meets no job spec never pays for CUE.
-var compiled = sync.OnceValues(compileAll)
-
-type compiledSchemas struct {
-	ctx  *cue.Context
-	defs map[Kind]cue.Value
+// Validator checks documents against the schemas, building each CUE
+// package on first use of one of its kinds: a run that meets no job spec
+// never pays for CUE, and one that meets only MPIJobs builds only theirs.
+//
+// A Validator, and every value it returns, is for one goroutine at a time:
+// CUE evaluates a schema lazily, the first time a document needs a part of
+// it, and that evaluation writes to the schema. Goroutines that validate
+// side by side each use a Validator of their own.
+type Validator struct {
+	ctx      *cue.Context
+	packages map[string]cue.Value
 }
 
-func compileAll() (*compiledSchemas, error) {
+// NewValidator returns a Validator that has built nothing yet.
+func NewValidator() *Validator {
+	return &Validator{ctx: cuecontext.New(), packages: map[string]cue.Value{}}
+}
+
+// shared is the Validator of the package-level functions, for callers that
+// validate one document at a time.
+var shared struct {
+	sync.Mutex
+	*Validator
+}
+
+func sharedValidator() *Validator {
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.Validator == nil {
+		shared.Validator = NewValidator()
+	}
+	return shared.Validator
+}
+
+// idle holds the Validators given back, so that a process that expands
+// many streams builds its schemas once per goroutine, not once per stream.
+var idle struct {
+	sync.Mutex
+	validators []*Validator
+}
+
+// TakeValidator returns a Validator no other goroutine has, one that has
+// built schemas already when one is idle. Give it back with Return once
+// done with it and with every value it returned.
+func TakeValidator() *Validator {
+	idle.Lock()
+	defer idle.Unlock()
+	if n := len(idle.validators); n > 0 {
+		v := idle.validators[n-1]
+		idle.validators = idle.validators[:n-1]
+		return v
+	}
+	return NewValidator()
+}
+
+// Return gives a Validator taken with TakeValidator back.
+func (v *Validator) Return() {
+	idle.Lock()
+	defer idle.Unlock()
+	idle.validators = append(idle.validators, v)
+}
+
+// schema is a kind's compiled definition.
+func (v *Validator) schema(k Kind) (cue.Value, error) {
+	d, ok := definitions[k]
+	if !ok {
+		return cue.Value{}, fmt.Errorf("trainfn has no schema for %s", k)
+	}
+	pkg, ok := v.packages[d.pkg]
+	if !ok {
+		var err error
+		if pkg, err = compile(v.ctx, d.pkg); err != nil {
+			return cue.Value{}, err
+		}
+		v.packages[d.pkg] = pkg
+	}
+	def := pkg.LookupPath(cue.ParsePath(d.name))
+	if !def.Exists() {
+		return cue.Value{}, fmt.Errorf("schema %s has no %s", d.pkg, d.name)
+	}
+	return def, nil
+}
+
+func compile(ctx *cue.Context, pkg string) (cue.Value, error) {
 	root, err := fs.Sub(sources, ".")
 	if err != nil {
-		return nil, err
-	}
-	pkgs := map[string]bool{}
-	for _, d := range definitions {
-		pkgs[d.pkg] = true
-	}
-	args := make([]string, 0, len(pkgs))
-	for p := range pkgs {
-		args = append(args, p)
+		return cue.Value{}, err
 	}
 	cfg := &load.Config{
 		FS:         root,
@@ -83,43 +149,22 @@ func compileAll() (*compiledSchemas, error) {
 		// No registry: the schemas depend on nothing outside this module.
 		Registry: noRegistry{},
 	}
-	ctx := cuecontext.New()
-	values := map[string]cue.Value{}
-	for _, inst := range load.Instances(args, cfg) {
-		if inst.Err != nil {
-			return nil, fmt.Errorf("loading schema %s: %w", inst.DisplayPath, inst.Err)
-		}
-		v := ctx.BuildInstance(inst)
-		if v.Err() != nil {
-			return nil, fmt.Errorf("compiling schema %s: %w", inst.DisplayPath, v.Err())
-		}
-		values[inst.DisplayPath] = v
+	insts := load.Instances([]string{pkg}, cfg)
+	if len(insts) != 1 {
+		return cue.Value{}, fmt.Errorf("loading schema %s: %d instances", pkg, len(insts))
 	}
-	out := &compiledSchemas{ctx: ctx, defs: map[Kind]cue.Value{}}
-	for k, d := range definitions {
-		pkg, ok := values[d.pkg]
-		if !ok {
-			return nil, fmt.Errorf("schema package %s of %s was not loaded", d.pkg, k)
-		}
-		def := pkg.LookupPath(cue.ParsePath(d.name))
-		if !def.Exists() {
-			return nil, fmt.Errorf("schema %s has no %s", d.pkg, d.name)
-		}
-		out.defs[k] = def
+	if err := insts[0].Err; err != nil {
+		return cue.Value{}, fmt.Errorf("loading schema %s: %w", pkg, err)
 	}
-	return out, nil
+	v := ctx.BuildInstance(insts[0])
+	if v.Err() != nil {
+		return cue.Value{}, fmt.Errorf("compiling schema %s: %w", pkg, v.Err())
+	}
+	return v, nil
 }
 
 // Definition is the compiled schema of a kind, the CUE definition its
 // documents are unified with, for exporting it in other schema languages.
 func Definition(k Kind) (cue.Value, error) {
-	c, err := compiled()
-	if err != nil {
-		return cue.Value{}, err
-	}
-	def, ok := c.defs[k]
-	if !ok {
-		return cue.Value{}, fmt.Errorf("trainfn has no schema for %s", k)
-	}
-	return def, nil
+	return sharedValidator().schema(k)
 }

@@ -27,25 +27,31 @@ func (v *Validated) Decode(path string, into any) error {
 	return at.Decode(into)
 }
 
+// Validate checks a document of a known kind against its schema, with the
+// Validator shared by the package's callers.
+func Validate(doc *yaml.RNode) (*Validated, Problems) {
+	return sharedValidator().Validate(doc)
+}
+
 // Validate checks a document of a known kind against its schema. Problems
 // carry field paths and positions in doc; doc itself is left unchanged.
-func Validate(doc *yaml.RNode) (*Validated, Problems) {
+func (v *Validator) Validate(doc *yaml.RNode) (*Validated, Problems) {
 	meta, err := doc.GetMeta()
 	if err != nil {
 		return nil, documentProblems(doc, err)
 	}
 	kind := Kind{APIVersion: meta.APIVersion, Kind: meta.Kind}
-	c, err := compiled()
+	if _, ok := definitions[kind]; !ok {
+		return nil, documentProblems(doc, fmt.Errorf("trainfn has no schema for %s", kind))
+	}
+	def, err := v.schema(kind)
 	if err != nil {
 		// The schemas are embedded and tested; failing here is a build bug.
 		panic(err)
 	}
-	def, ok := c.defs[kind]
-	if !ok {
-		return nil, documentProblems(doc, fmt.Errorf("trainfn has no schema for %s", kind))
-	}
 
-	clean := doc.Copy()
+	tree := treeCopy{copies: map[*yaml.Node]*yaml.Node{}}
+	clean := yaml.NewRNode(tree.copy(doc.YNode()))
 	dropNulls(clean.YNode())
 	var plain any
 	if err := clean.YNode().Decode(&plain); err != nil {
@@ -54,10 +60,12 @@ func Validate(doc *yaml.RNode) (*Validated, Problems) {
 	// Later phases edit the document, which must not reach through an alias
 	// into another part of it. The decoder above has refused documents
 	// whose aliases expand beyond reason, so expanding them here is bounded.
-	if err := clean.DeAnchor(); err != nil {
-		return nil, documentProblems(doc, err)
+	if tree.aliased {
+		if err := clean.DeAnchor(); err != nil {
+			return nil, documentProblems(doc, err)
+		}
 	}
-	data := c.ctx.Encode(plain)
+	data := v.ctx.Encode(plain)
 	if data.Err() != nil {
 		return nil, documentProblems(doc, data.Err())
 	}
@@ -66,6 +74,40 @@ func Validate(doc *yaml.RNode) (*Validated, Problems) {
 		return nil, explain(err, def, data, clean)
 	}
 	return &Validated{Doc: clean, Value: unified}, nil
+}
+
+// treeCopy copies a node deeply. Unlike kyaml's Copy, an alias in the copy
+// stands for the copy of its anchor, so expanding aliases in the copy
+// leaves the document's own anchors as they are. An anchor comes before its
+// aliases in document order, so it has been copied when one is met.
+type treeCopy struct {
+	copies map[*yaml.Node]*yaml.Node
+	// aliased tells whether the tree has anchors, aliases or merge keys:
+	// most documents have none, and need no expanding.
+	aliased bool
+}
+
+func (t *treeCopy) copy(n *yaml.Node) *yaml.Node {
+	if n == nil {
+		return nil
+	}
+	c := *n
+	t.copies[n] = &c
+	if n.Anchor != "" || n.Kind == yaml.AliasNode || n.Tag == yaml.MergeTag || (n.Kind == yaml.ScalarNode && n.Value == "<<") {
+		t.aliased = true
+	}
+	if n.Alias != nil {
+		if anchor, ok := t.copies[n.Alias]; ok {
+			c.Alias = anchor
+		} else {
+			c.Alias = t.copy(n.Alias)
+		}
+	}
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, child := range n.Content {
+		c.Content[i] = t.copy(child)
+	}
+	return &c
 }
 
 // dropNulls removes mapping entries whose value is null, recursively.

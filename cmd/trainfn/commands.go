@@ -141,8 +141,7 @@ func expand(paths []string, stdin io.Reader, stderr io.Writer) ([]*yaml.RNode, e
 	}
 	docs, err := functions.ReadDocuments(paths, stdin)
 	if err != nil {
-		fmt.Fprintln(stderr, "error:", err)
-		return nil, exitError(1)
+		return nil, report(stderr, err)
 	}
 	objects, diags := functions.Expand(docs)
 	if len(diags) > 0 {

@@ -43,7 +43,8 @@ func RenderV2alpha1(v *schemas.Validated, opts options.Options) (render.Output, 
 		return render.Output{}, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
 	}
 	job.Options = opts
-	return Render(job)
+	out, errs := Render(job)
+	return render.Checked(v.Doc, out, errs)
 }
 
 func fromV2alpha1(v *schemas.Validated) (*Job, error) {

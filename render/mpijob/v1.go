@@ -31,7 +31,7 @@ func RenderV1(v *schemas.Validated, opts options.Options) (render.Output, field.
 	}
 	out, errs := Render(job)
 	out.Warnings = append(launchModeWarning(job, "training-operator"), out.Warnings...)
-	return out, errs
+	return render.Checked(v.Doc, out, errs)
 }
 
 func fromV1(v *schemas.Validated, opts options.Options) (*Job, error) {

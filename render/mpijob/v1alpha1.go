@@ -46,7 +46,7 @@ func RenderV1alpha1(v *schemas.Validated, opts options.Options) (render.Output, 
 	}
 	out, errs := Render(job)
 	out.Warnings = append(append(warnings, launchModeWarning(job, "mpi-operator v1alpha1")...), out.Warnings...)
-	return out, errs
+	return render.Checked(v.Doc, out, errs)
 }
 
 func fromV1alpha1(v *schemas.Validated, opts options.Options) (*Job, []render.Warning, error) {

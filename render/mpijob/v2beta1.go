@@ -31,7 +31,8 @@ func RenderV2beta1(v *schemas.Validated, opts options.Options) (render.Output, f
 	if err != nil {
 		return render.Output{}, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
 	}
-	return Render(job)
+	out, errs := Render(job)
+	return render.Checked(v.Doc, out, errs)
 }
 
 func fromV2beta1(v *schemas.Validated, opts options.Options) (*Job, error) {

@@ -39,7 +39,7 @@ func RenderV1(v *schemas.Validated, opts options.Options) (render.Output, field.
 	job.Scaling = opts.ElasticWorkers
 	out, errs := Render(job)
 	out.Warnings = append(warnings, out.Warnings...)
-	return out, errs
+	return render.Checked(v.Doc, out, errs)
 }
 
 func fromV1(v *schemas.Validated) (*Job, []render.Warning, error) {

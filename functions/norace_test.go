@@ -1,0 +1,5 @@
+//go:build !race
+
+package functions
+
+const raceEnabled = false

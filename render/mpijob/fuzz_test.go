@@ -1,0 +1,20 @@
+package mpijob
+
+import (
+	"testing"
+
+	"github.com/trainfn/trainfn/render/rendertest"
+	"github.com/trainfn/trainfn/schemas"
+)
+
+func FuzzMPIJobV2beta1(f *testing.F) {
+	rendertest.Fuzz(f, schemas.Kind{APIVersion: "kubeflow.org/v2beta1", Kind: "MPIJob"}, RenderV2beta1)
+}
+
+func FuzzMPIJobV1(f *testing.F) {
+	rendertest.Fuzz(f, schemas.Kind{APIVersion: "kubeflow.org/v1", Kind: "MPIJob"}, RenderV1)
+}
+
+func FuzzMPIJobV1alpha1(f *testing.F) {
+	rendertest.Fuzz(f, schemas.Kind{APIVersion: "kubeflow.org/v1alpha1", Kind: "MPIJob"}, RenderV1alpha1)
+}

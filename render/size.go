@@ -1,0 +1,153 @@
+package render
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// MaxObjectBytes is the most one object may take as JSON: the API server
+// keeps every object in etcd with one request, and etcd refuses requests
+// over its --max-request-bytes, 1.5 MiB by default.
+const MaxObjectBytes = 3 << 19
+
+// JSONSize is about how many bytes n takes as compact JSON, YAML aliases
+// expanded. It stops counting past limit, returning limit+1: aliases can
+// stand for more than memory holds, and past the limit the exact size does
+// not matter.
+func JSONSize(n *yaml.Node, limit int) int {
+	s := sizer{limit: limit}
+	s.add(n)
+	return min(s.size, limit+1)
+}
+
+type sizer struct{ size, limit int }
+
+func (s *sizer) add(n *yaml.Node) {
+	if n == nil || s.size > s.limit {
+		return
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			s.add(c)
+		}
+	case yaml.AliasNode:
+		s.add(n.Alias)
+	case yaml.MappingNode:
+		// Braces, a comma between entries and a colon in each.
+		s.size += 2 + max(0, len(n.Content)/2-1) + len(n.Content)/2
+		for i, c := range n.Content {
+			if i%2 == 0 && c.Kind == yaml.ScalarNode {
+				s.size += quotedSize(c.Value)
+				continue
+			}
+			s.add(c)
+		}
+	case yaml.SequenceNode:
+		s.size += 2 + max(0, len(n.Content)-1)
+		for _, c := range n.Content {
+			s.add(c)
+		}
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case yaml.NodeTagInt, yaml.NodeTagFloat, yaml.NodeTagBool, yaml.NodeTagNull:
+			s.size += len(n.Value)
+		default:
+			s.size += quotedSize(n.Value)
+		}
+	}
+}
+
+// quotedSize is the length of s as a JSON string.
+func quotedSize(s string) int {
+	size := len(s) + 2
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\' || c == '\n' || c == '\t' || c == '\r':
+			size++
+		case c < 0x20:
+			size += 5
+		}
+	}
+	return size
+}
+
+// Bulk is where most of a document's bytes are: starting from the whole
+// of it, the field that holds more than half of them, as long as one does.
+// It is the field to make smaller when the document, or what it renders,
+// is too large; nil when no field holds most of it.
+func Bulk(doc *yaml.Node, limit int) (*field.Path, *yaml.Node) {
+	var path *field.Path
+	n := doc
+	for {
+		for n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+			n = n.Content[0]
+		}
+		for n.Kind == yaml.AliasNode && n.Alias != nil {
+			n = n.Alias
+		}
+		total := JSONSize(n, limit)
+		var next *yaml.Node
+		var nextPath *field.Path
+		most := 0
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if size := JSONSize(n.Content[i+1], limit); size > most {
+					most, next, nextPath = size, n.Content[i+1], path.Child(n.Content[i].Value)
+				}
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				if size := JSONSize(c, limit); size > most {
+					most, next, nextPath = size, c, path.Index(i)
+				}
+			}
+		}
+		if next == nil || 2*most <= total {
+			return path, n
+		}
+		path, n = nextPath, next
+	}
+}
+
+// Entries says how many entries a mapping or sequence holds, for a message
+// about its size; "" for anything else.
+func Entries(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return fmt.Sprintf(" (%d entries)", len(n.Content)/2)
+	case yaml.SequenceNode:
+		return fmt.Sprintf(" (%d entries)", len(n.Content))
+	}
+	return ""
+}
+
+// sizeErrors refuses objects the API server could not store, naming the
+// field of the job spec that holds most of it: a template with a huge
+// environment, say, is copied into every workload made from it.
+func sizeErrors(doc *yaml.RNode, objects []*yaml.RNode) field.ErrorList {
+	var tooLarge []*yaml.RNode
+	for _, o := range objects {
+		if JSONSize(o.YNode(), MaxObjectBytes) > MaxObjectBytes {
+			tooLarge = append(tooLarge, o)
+		}
+	}
+	if len(tooLarge) == 0 {
+		return nil
+	}
+	what := tooLarge[0].GetKind() + " " + tooLarge[0].GetName()
+	if len(tooLarge) > 1 {
+		what += fmt.Sprintf(" (and %d more objects)", len(tooLarge)-1)
+	}
+	path, bulk := Bulk(doc.YNode(), MaxObjectBytes)
+	where := "most of the job spec is here" + Entries(bulk)
+	if path == nil {
+		path, where = field.NewPath("spec"), "no one field of the job spec holds most of it"
+	}
+	return field.ErrorList{field.Invalid(path, field.OmitValueType{}, fmt.Sprintf(
+		"the %s rendered from this job would take more than %d bytes as JSON, the most the API server stores in one object (etcd's default request limit): %s; make it smaller",
+		what, MaxObjectBytes, where))}
+}

@@ -1,0 +1,46 @@
+package schemas
+
+import (
+	"strings"
+	"testing"
+
+	"cuelang.org/go/cue/cuecontext"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/trainfn/trainfn/test/jobstream"
+)
+
+// BenchmarkCompile is what a process pays once for each schema package it
+// meets a job of.
+func BenchmarkCompile(b *testing.B) {
+	for _, pkg := range []string{"./kubeflow/v2beta1", "./kubeflow/v1", "./diengine/v2alpha1"} {
+		b.Run(pkg[2:], func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := compile(cuecontext.New(), pkg); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkValidate is one job spec of each kind checked against its
+// compiled schema.
+func BenchmarkValidate(b *testing.B) {
+	v := NewValidator()
+	for _, spec := range strings.Split(string(jobstream.Mixed(3)), "---\n") {
+		doc := yaml.MustParse(spec)
+		if _, problems := v.Validate(doc); problems != nil {
+			b.Fatal(problems)
+		}
+		b.Run(doc.GetKind()+"/"+doc.GetApiVersion(), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, problems := v.Validate(doc); problems != nil {
+					b.Fatal(problems)
+				}
+			}
+		})
+	}
+}
