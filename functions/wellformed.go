@@ -24,6 +24,7 @@ const maxSpecDepth = 100
 //     the document, kyaml keeps the first, so an object could even change
 //     its name on the way). A job spec's schema reports its own, with its
 //     other problems;
+//   - metadata, labels or annotations given as YAML aliases;
 //   - a job spec (or trainfn's config) nested deeper than maxSpecDepth, or
 //     larger than the API server stores in one object: its operator could
 //     not have run it, and validating it would take time out of proportion.
@@ -33,6 +34,7 @@ func wellFormed(doc Document) Diagnostics {
 		return nil
 	}
 	c := checker{doc: doc, resource: resourceOf(n)}
+	c.metadataAliases(n)
 	if isJobSpec(doc.Node) || isConfig(doc.Node) {
 		if !c.depth(n, 0) {
 			c.size(n)
@@ -82,6 +84,24 @@ func (c *checker) report(at *yaml.Node, field, message string) {
 		d.Line = c.doc.Source.Line
 	}
 	c.diags = append(c.diags, d)
+}
+
+// metadataAliases reports metadata, labels or annotations given as a YAML
+// alias: kyaml edits them in place (the reader's and writer's annotations,
+// the rendered objects' labels), and an alias is no mapping to edit.
+func (c *checker) metadataAliases(n *yaml.Node) {
+	meta := fieldValue(n, "metadata")
+	fields := []string{"metadata"}
+	values := []*yaml.Node{meta}
+	if meta != nil && meta.Kind == yaml.MappingNode {
+		fields = append(fields, "metadata.labels", "metadata.annotations")
+		values = append(values, fieldValue(meta, "labels"), fieldValue(meta, "annotations"))
+	}
+	for i, v := range values {
+		if v != nil && v.Kind == yaml.AliasNode {
+			c.report(v, fields[i], fmt.Sprintf("a YAML alias (*%s): tools edit an object's metadata in place, kustomize, kpt and trainfn among them, and cannot edit an alias; write it out", v.Value))
+		}
+	}
 }
 
 // duplicateKeys reports every key given twice in a mapping, at its second
@@ -150,9 +170,9 @@ func keysOf(m *yaml.Node) func(i int) *yaml.Node {
 // whether there was one.
 func (c *checker) depth(n *yaml.Node, level int) bool {
 	if level > maxSpecDepth {
-		shown := c.path[:8]
-		c.path = shown
-		c.report(n, c.fieldPath()+"...", fmt.Sprintf("nested more than %d levels deep: no field of a %s is", maxSpecDepth, c.doc.Node.GetKind()))
+		// The first steps say where; a hundred more would say nothing.
+		c.path = c.path[:8]
+		c.report(n, c.fieldPath()+"...", fmt.Sprintf("nested more than %d levels deep, deeper than any field of its schema", maxSpecDepth))
 		return true
 	}
 	step := func(s segment, child *yaml.Node) bool {

@@ -96,7 +96,12 @@ leave it; render refuses a DIR holding files it did not write.`,
 			if outputDir != "" {
 				err = functions.WriteKustomization(outputDir, objects)
 			} else {
-				err = functions.WriteDocuments(stdout, objects)
+				// Written whole or not at all: an object that fails to
+				// encode must not leave the ones before it on stdout.
+				var out heldOutput
+				if err = functions.WriteDocuments(&out, objects); err == nil {
+					err = out.writeTo(stdout)
+				}
 			}
 			if err != nil {
 				fmt.Fprintln(stderr, "error:", err)
