@@ -65,11 +65,18 @@ func fromV2alpha1(v *schemas.Validated) (*Job, error) {
 		Preemptible:    spec.Preemptible,
 	}
 	path := field.NewPath("spec")
-	if spec.EngineFields == nil && len(spec.Tasks) == 0 {
+	// The shape is the template's or the tasks': the schema lets engine
+	// fields and replica bounds stand without a template, for check to
+	// refuse the job as having neither.
+	template, err := v.Doc.Pipe(yaml.Lookup("spec", "template"))
+	if err != nil {
+		return nil, fmt.Errorf("reading spec.template: %w", err)
+	}
+	if template == nil && len(spec.Tasks) == 0 {
 		// Neither shape: check reports it.
 		return job, nil
 	}
-	if spec.EngineFields != nil {
+	if template != nil {
 		// The schema gives a job with a template its engine fields and
 		// minReplicas; a missing maxReplicas is minReplicas, as upstream.
 		e := &Engine{Topology: spec.EngineFields.Topology, ParallelWorkers: spec.EngineFields.ParallelWorkers, Min: *spec.MinReplicas, Max: *spec.MinReplicas}
@@ -77,10 +84,6 @@ func fromV2alpha1(v *schemas.Validated) (*Job, error) {
 			e.Max = *spec.MaxReplicas
 		}
 		job.Engine = e
-		template, err := v.Doc.Pipe(yaml.Lookup("spec", "template"))
-		if err != nil || template == nil {
-			return nil, fmt.Errorf("spec has no template")
-		}
 		job.Workers = []*Workers{{
 			Workload: naming.Workers(owner.Name), Role: labels.RoleWorker,
 			Replicas: e.Min, Template: template, Path: path.Child("template"),
