@@ -18,29 +18,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/trainfn/trainfn/test/jobstream"
 )
 
 // hostileJob is a small MPIJob that renders; cases edit it.
-const hostileJob = `apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata:
-  name: pi
-spec:
-  mpiReplicaSpecs:
-    Launcher:
-      template:
-        spec:
-          containers:
-          - name: launcher
-            image: registry.example/app:1
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          containers:
-          - name: worker
-            image: registry.example/app:1
-`
+var hostileJob = jobstream.Minimal
 
 // edited is text with old replaced by new once; old must be there.
 func edited(t *testing.T, text, old, new string) string {

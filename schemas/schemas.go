@@ -73,21 +73,9 @@ func NewValidator() *Validator {
 	return &Validator{ctx: cuecontext.New(), packages: map[string]cue.Value{}}
 }
 
-// shared is the Validator of the package-level functions, for callers that
-// validate one document at a time.
-var shared struct {
-	sync.Mutex
-	*Validator
-}
-
-func sharedValidator() *Validator {
-	shared.Lock()
-	defer shared.Unlock()
-	if shared.Validator == nil {
-		shared.Validator = NewValidator()
-	}
-	return shared.Validator
-}
+// sharedValidator is the Validator of the package-level functions, for
+// callers that validate one document at a time.
+var sharedValidator = sync.OnceValue(NewValidator)
 
 // idle holds the Validators given back, so that a process that expands
 // many streams builds its schemas once per goroutine, not once per stream.

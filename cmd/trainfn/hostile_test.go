@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/trainfn/trainfn/test/jobstream"
 	"github.com/trainfn/trainfn/test/testtool"
 )
 
@@ -98,27 +99,8 @@ func writeFile(t *testing.T, name, content string) string {
 	return path
 }
 
-// hostileJob is a small MPIJob that renders.
-const hostileJob = `apiVersion: kubeflow.org/v2beta1
-kind: MPIJob
-metadata:
-  name: pi
-spec:
-  mpiReplicaSpecs:
-    Launcher:
-      template:
-        spec:
-          containers:
-          - name: launcher
-            image: registry.example/app:1
-    Worker:
-      replicas: 2
-      template:
-        spec:
-          containers:
-          - name: worker
-            image: registry.example/app:1
-`
+// hostileJob is a small MPIJob that renders; cases edit it.
+var hostileJob = jobstream.Minimal
 
 const billionLaughs = `  a: &a "lol"
   b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]

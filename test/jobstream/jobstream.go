@@ -54,3 +54,26 @@ func named(spec []byte, name string) []byte {
 func join(docs [][]byte) []byte {
 	return bytes.Join(docs, []byte("---\n"))
 }
+
+// Minimal is the smallest MPIJob that renders, named pi, for tests that
+// edit a job into what they need.
+const Minimal = `apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: pi
+spec:
+  mpiReplicaSpecs:
+    Launcher:
+      template:
+        spec:
+          containers:
+          - name: launcher
+            image: registry.example/app:1
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - name: worker
+            image: registry.example/app:1
+`

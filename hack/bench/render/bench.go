@@ -11,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/trainfn/trainfn/hack/bench/internal/resultsfile"
 )
 
 type config struct {
@@ -26,7 +28,7 @@ func run(cfg config, w io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	previous, err := readResults(cfg.out)
+	previous, err := resultsfile.Read[Results](cfg.out)
 	if err != nil {
 		return err
 	}
@@ -52,7 +54,7 @@ func run(cfg config, w io.Writer) error {
 		}
 	}
 	fmt.Fprintf(w, "\nresults written to %s\n", cfg.out)
-	return writeResults(cfg.out, now)
+	return resultsfile.Write(cfg.out, now)
 }
 
 // measureCase renders the case once for the floor's input (that first run

@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/trainfn/trainfn/test/cluster"
+
+	"github.com/trainfn/trainfn/hack/bench/internal/resultsfile"
 )
 
 // Config shapes a run.
@@ -94,7 +96,7 @@ func Run(ctx context.Context, cfg Config, stdout, log io.Writer) (err error) {
 	if cfg.Samples < 1 || len(cfg.Sizes) == 0 {
 		return errors.New("nothing to measure: no sizes or no samples")
 	}
-	previous, err := readResults(cfg.Out)
+	previous, err := resultsfile.Read[Results](cfg.Out)
 	if err != nil {
 		return err
 	}
@@ -153,7 +155,7 @@ func Run(ctx context.Context, cfg Config, stdout, log io.Writer) (err error) {
 		return fmt.Errorf("discovery: %w", err)
 	}
 	res.Seconds = time.Since(b.began).Seconds()
-	if err := writeResults(cfg.Out, res); err != nil {
+	if err := resultsfile.Write(cfg.Out, res); err != nil {
 		return err
 	}
 	printResults(stdout, res, previous, cfg.Out)

@@ -1,15 +1,10 @@
 package bench
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -113,33 +108,6 @@ func latency(ds []time.Duration) Latency {
 	slices.Sort(s)
 	rank := func(p float64) time.Duration { return s[max(0, int(math.Ceil(p*float64(len(s))))-1)] }
 	return Latency{Samples: len(s), MedianMs: ms(rank(0.5)), P90Ms: ms(rank(0.9)), MinMs: ms(s[0]), MaxMs: ms(s[len(s)-1])}
-}
-
-// readResults reads a previous run's results; none is not an error.
-func readResults(path string) (*Results, error) {
-	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var r Results
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return &r, nil
-}
-
-func writeResults(path string, r *Results) error {
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(data, '\n'), 0o644)
 }
 
 // figure is one number a later run compares.
