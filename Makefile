@@ -63,7 +63,8 @@ bench: build cluster-tools
 	$(GO) run ./hack/bench/reconcile $(BENCH_RECONCILE_FLAGS)
 
 ## fuzz: every fuzz target in turn, FUZZTIME each (1m by default), with
-## FUZZPARALLEL workers (the number of cores); fails if any finds a crasher,
+## FUZZPARALLEL workers (the number of cores), only the targets matching the
+## regular expression FUZZ if set; fails if any finds a crasher,
 ## which Go writes to the package's testdata/fuzz/ for go test to replay
 fuzz:
 	GO=$(GO) hack/fuzz.sh

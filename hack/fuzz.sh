@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every fuzz target (func FuzzXxx in a fuzz_test.go) one after the
 # other, FUZZTIME each (1m by default), with FUZZPARALLEL workers (the
-# number of cores by default). Go writes an input that fails to
+# number of cores by default); FUZZ, a regular expression, picks the
+# targets by name (all by default). Go writes an input that fails to
 # testdata/fuzz/FuzzXxx/ in the target's package; commit it, and plain
 # go test runs it from then on. Exits 1 when any target failed, after
 # running them all, so one run collects every crasher.
@@ -10,6 +11,7 @@ cd "$(dirname "$0")/.."
 
 fuzztime=${FUZZTIME:-1m}
 parallel=${FUZZPARALLEL:-$(getconf _NPROCESSORS_ONLN)}
+only=${FUZZ:-.}
 
 # Every target, as "file:func FuzzXxx".
 targets=$(git ls-files --cached --others --exclude-standard -z -- '*fuzz_test.go' |
@@ -19,6 +21,7 @@ failed=()
 while IFS=: read -r file decl; do
 	[[ -n $file ]] || continue
 	pkg=./$(dirname "$file") target=${decl#func }
+	[[ $target =~ $only ]] || continue
 	echo "fuzz: $pkg $target for $fuzztime" >&2
 	# -fuzztime bounds the run, and Go fails any input that keeps a worker
 	# over 10 s; the default -timeout of 10m would cut a longer FUZZTIME short.

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -33,7 +34,33 @@ func (p Problem) Error() string {
 
 // fieldProblem is a field error at a position.
 func fieldProblem(fe *field.Error, line, column int) Problem {
-	return Problem{Field: fe.Field, Message: fe.ErrorBody(), Line: line, Column: column}
+	return Problem{Field: fe.Field, Message: abridged(fe), Line: line, Column: column}
+}
+
+// maxShownValue is the most of a bad value a message quotes: enough to
+// recognise it, not a screenful of a pasted blob.
+const maxShownValue = 64
+
+// abridged is fe's message with its bad value cut to maxShownValue bytes
+// and its full length said, for a value too long to read in one line.
+func abridged(fe *field.Error) string {
+	body := fe.ErrorBody()
+	prefix, suffix := fe.Type.String()+": ", ""
+	if fe.Detail != "" {
+		suffix = ": " + fe.Detail
+	}
+	if !strings.HasPrefix(body, prefix) || !strings.HasSuffix(body, suffix) || len(body) < len(prefix)+len(suffix) {
+		return body
+	}
+	value := body[len(prefix) : len(body)-len(suffix)]
+	if len(value) <= maxShownValue {
+		return body
+	}
+	cut := maxShownValue
+	for cut > 0 && !utf8.RuneStart(value[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s%s… (%d bytes)%s", prefix, value[:cut], len(value), suffix)
 }
 
 // ProblemAt is a problem a later phase (a renderer) finds at a field of a

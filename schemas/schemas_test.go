@@ -1,6 +1,7 @@
 package schemas
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -165,4 +166,22 @@ spec:
 	require.NoError(t, v.Decode("spec.mpiReplicaSpecs", &replicas))
 	assert.EqualValues(t, 1, replicas["Launcher"]["replicas"])
 	assert.EqualValues(t, 0, replicas["Worker"]["replicas"])
+}
+
+func TestLongBadValuesAreAbridged(t *testing.T) {
+	for name, c := range map[string]struct{ value, want string }{
+		"short": {`"eight"`, `spec.slotsPerWorker: Invalid value: "eight": must be an integer`},
+		"long": {`"` + strings.Repeat("a", 5000) + `"`,
+			`spec.slotsPerWorker: Invalid value: "` + strings.Repeat("a", 63) + `… (5002 bytes): must be an integer`},
+		// The cut falls inside the third byte of a "€"; it keeps the whole rune out.
+		"multibyte": {`"ab` + strings.Repeat("€", 100) + `"`,
+			`spec.slotsPerWorker: Invalid value: "ab` + strings.Repeat("€", 20) + `… (304 bytes): must be an integer`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			doc := yaml.MustParse(strings.Replace(minimal, "spec:\n", "spec:\n  slotsPerWorker: "+c.value+"\n", 1))
+			_, problems := Validate(doc)
+			require.Len(t, problems, 1)
+			assert.Equal(t, c.want, problems[0].Error())
+		})
+	}
 }

@@ -5,7 +5,6 @@
 package mpi
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,14 +42,7 @@ type Host struct {
 func Hostfile(impl Implementation, hosts []Host) string {
 	var b strings.Builder
 	for _, h := range hosts {
-		b.WriteString(h.Name)
-		if impl == OpenMPI {
-			b.WriteString(" slots=")
-		} else {
-			b.WriteString(":")
-		}
-		b.WriteString(strconv.FormatInt(int64(h.Slots), 10))
-		b.WriteString("\n")
+		b.WriteString(hostLine(impl, h.Name, h.Slots) + "\n")
 	}
 	return b.String()
 }
@@ -63,7 +55,7 @@ func DiscoverHosts(hosts []Host) string {
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\n")
 	for _, h := range hosts {
-		fmt.Fprintf(&b, "echo %s:%d\n", h.Name, h.Slots)
+		b.WriteString(discoverLine(h.Name, h.Slots) + "\n")
 	}
 	return b.String()
 }

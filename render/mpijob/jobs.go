@@ -17,8 +17,9 @@ import (
 
 // launcherJob runs mpirun once, on a pod whose hostname the hostfile and
 // Hydra's proxies know, after its init containers have seen every worker
-// accept SSH (or kubectl exec).
-func launcherJob(job *Job) (*yaml.RNode, *pod.Template, []render.Warning, field.ErrorList) {
+// accept SSH (or kubectl exec). When writesHosts, the ConfigMap has no
+// hostfile but a script that writes it, which runs first.
+func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []render.Warning, field.ErrorList) {
 	t, warnings := job.PodTemplate(job.Launcher.Template, job.Launcher.Path, labels.RoleLauncher, job.Launcher.RestartPolicy)
 	warnings = append(warnings, workload.Overridden(t, "hostname", naming.Launcher(job.Name), "the hostfile and Hydra's proxies know the launcher by it")...)
 
@@ -41,6 +42,12 @@ func launcherJob(job *Job) (*yaml.RNode, *pod.Template, []render.Warning, field.
 		ynode.Map("key", mpi.HostfileKey, "path", mpi.HostfileKey, "mode", ynode.FileMode(0o444)),
 		ynode.Map("key", mpi.DiscoverHostsKey, "path", mpi.DiscoverHostsKey, "mode", ynode.FileMode(0o555)),
 	)
+	// The volume the launcher's containers find at mpi.ConfigDir.
+	files := configVolume
+	if writesHosts {
+		items = ynode.Seq(ynode.Map("key", mpi.WriteHostsKey, "path", mpi.WriteHostsKey, "mode", ynode.FileMode(0o555)))
+		files = hostsVolume
+	}
 	// Only remote hosts need a remote shell, and a start-up to wait for.
 	remote := job.workers() > 0
 	var errs field.ErrorList
@@ -65,11 +72,15 @@ func launcherJob(job *Job) (*yaml.RNode, *pod.Template, []render.Warning, field.
 			shell = ynode.Map("name", sshVolume, "mountPath", job.SSHAuthMountPath)
 		}
 	}
-	errs = appendErr(errs, main.AddVolumeMount(configVolume, mpi.ConfigDir))
+	errs = appendErr(errs, main.AddVolumeMount(files, mpi.ConfigDir))
 	errs = appendErr(errs, t.AddVolume(ynode.Map("name", configVolume, "configMap", ynode.Map(
 		"name", naming.ConfigMap(job.Name), "items", items))))
+	if writesHosts {
+		errs = appendErr(errs, t.AddVolume(ynode.Map("name", hostsVolume, "emptyDir", ynode.Map())))
+		errs = appendErr(errs, t.AddInitContainer(writeHosts(main)))
+	}
 	if remote {
-		errs = appendErr(errs, t.AddInitContainer(waitForWorkers(main, shell)))
+		errs = appendErr(errs, t.AddInitContainer(waitForWorkers(main, shell, files)))
 	}
 
 	return job.Object("batch/v1", "Job", naming.Launcher(job.Name), labels.Role(job.Name, labels.RoleLauncher),
@@ -101,11 +112,30 @@ func mountKubectl(job *Job, t *pod.Template, main *pod.Container) *field.Error {
 	))
 }
 
+// writeHosts is the launcher's first init container when its ConfigMap
+// cannot list the hosts: from the ConfigMap, mounted apart, it fills the
+// volume the launcher has at mpi.ConfigDir with the hostfile, the
+// discovery script and the ConfigMap's scripts. It runs as the main
+// container does, for the reasons waitForWorkers gives.
+func writeHosts(main *pod.Container) *yaml.Node {
+	return ynode.Map(
+		"name", writeHostsContainer,
+		"image", copyOf(main.Get("image")),
+		"imagePullPolicy", copyOf(main.Get("imagePullPolicy")),
+		"command", []string{"/bin/sh", configMapDir + "/" + mpi.WriteHostsKey, configMapDir, mpi.ConfigDir},
+		"resources", copyOf(main.Get("resources")),
+		"securityContext", copyOf(main.Get("securityContext")),
+		"volumeMounts", ynode.Seq(
+			ynode.Map("name", configVolume, "mountPath", configMapDir),
+			ynode.Map("name", hostsVolume, "mountPath", mpi.ConfigDir)),
+	)
+}
+
 // waitForWorkers is the launcher's last init container. It runs as the main
 // container does (same image, user, environment and resources), so the
 // remote shell it checks is the one mpirun will use, and it adds nothing to
-// what the pod requests.
-func waitForWorkers(main *pod.Container, shell *yaml.Node) *yaml.Node {
+// what the pod requests. files is the volume with the hostfile.
+func waitForWorkers(main *pod.Container, shell *yaml.Node, files string) *yaml.Node {
 	c := ynode.Map(
 		"name", waitContainer,
 		"image", copyOf(main.Get("image")),
@@ -115,7 +145,7 @@ func waitForWorkers(main *pod.Container, shell *yaml.Node) *yaml.Node {
 		"envFrom", copyOf(main.Get("envFrom")),
 		"resources", copyOf(main.Get("resources")),
 		"securityContext", copyOf(main.Get("securityContext")),
-		"volumeMounts", ynode.Seq(shell, ynode.Map("name", configVolume, "mountPath", mpi.ConfigDir)),
+		"volumeMounts", ynode.Seq(shell, ynode.Map("name", files, "mountPath", mpi.ConfigDir)),
 	)
 	// Shown with its default, so it can be patched; a value the launcher's
 	// environment sets wins.

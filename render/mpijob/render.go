@@ -21,18 +21,27 @@ import (
 	"github.com/trainfn/trainfn/render/ynode"
 )
 
-// Volumes trainfn adds to pod templates.
+// Volumes trainfn adds to pod templates. hostsVolume holds the files the
+// launcher writes when its ConfigMap cannot list the hosts.
 const (
 	sshVolume     = "ssh-auth"
 	configVolume  = "mpi-job-config"
+	hostsVolume   = "mpi-job-hosts"
 	kubectlVolume = "mpi-job-kubectl"
 )
 
-// Init containers trainfn adds to the launcher: waitContainer holds mpirun
-// back, deliveryContainer brings kubectl in the KubectlExec launch mode.
+// configMapDir is where the launcher's first init container finds the
+// ConfigMap when the launcher writes the hostfile, mpi.ConfigDir being
+// the written files'.
+const configMapDir = "/etc/mpi-configmap"
+
+// Init containers trainfn adds to the launcher: writeHostsContainer writes
+// a hostfile too large for the ConfigMap, waitContainer holds mpirun back,
+// deliveryContainer brings kubectl in the KubectlExec launch mode.
 const (
-	waitContainer     = "wait-for-workers"
-	deliveryContainer = "kubectl-delivery"
+	writeHostsContainer = "write-hosts"
+	waitContainer       = "wait-for-workers"
+	deliveryContainer   = "kubectl-delivery"
 )
 
 // maxConfigMapBytes is the most the API server stores in one object.
@@ -49,12 +58,8 @@ func Render(job *Job) (render.Output, field.ErrorList) {
 	if err := checkElastic(job); err != nil {
 		return render.Output{}, field.ErrorList{err}
 	}
-	hosts := hostList(job)
-	config := map[string]string{mpi.HostfileKey: mpi.Hostfile(job.Implementation, hosts)}
-	if job.elastic() == nil {
-		// An elastic job's discovery script is the reconciler's to write.
-		config[mpi.DiscoverHostsKey] = mpi.DiscoverHosts(hosts)
-	}
+	first, workers := hostList(job)
+	config := map[string]string{}
 	if job.workers() > 0 {
 		config[mpi.WaitForWorkersKey] = mpi.WaitForWorkers
 		if job.kubectlExec() {
@@ -62,9 +67,24 @@ func Render(job *Job) (render.Output, field.ErrorList) {
 			config[mpi.KubexecKey] = mpi.Kubexec(workerContainer(job))
 		}
 	}
+	hosts := slices.Concat(first, workers.Hosts())
+	listed := map[string]string{mpi.HostfileKey: mpi.Hostfile(job.Implementation, hosts)}
+	if job.elastic() == nil {
+		// An elastic job's discovery script is the reconciler's to write.
+		listed[mpi.DiscoverHostsKey] = mpi.DiscoverHosts(hosts)
+	}
+	// Too many hosts to list in the ConfigMap: the launcher writes the
+	// same files when it starts. Not for an elastic job, whose discovery
+	// script the reconciler keeps in the ConfigMap.
+	writesHosts := dataSize(config)+dataSize(listed) > maxConfigMapBytes && job.elastic() == nil
+	if writesHosts {
+		config[mpi.WriteHostsKey] = mpi.WriteHosts(job.Implementation, first, workers)
+	} else {
+		maps.Copy(config, listed)
+	}
 	if size := dataSize(config); size > maxConfigMapBytes {
 		errs = append(errs, field.Invalid(job.workersPath(), job.workers(),
-			fmt.Sprintf("too many workers for one ConfigMap: its hostfile and scripts take %d bytes, the API server stores at most %d", size, maxConfigMapBytes)))
+			fmt.Sprintf("too many workers for one ConfigMap: the hostfile and scripts of this elastic job take %d bytes, the API server stores at most %d", size, maxConfigMapBytes)))
 	}
 	out.Warnings = append(out.Warnings, jobWarnings(job, len(hosts))...)
 
@@ -76,7 +96,7 @@ func Render(job *Job) (render.Output, field.ErrorList) {
 	}
 	out.Objects = append(out.Objects, configMap(job, config))
 
-	launcher, lt, warnings, lerrs := launcherJob(job)
+	launcher, lt, warnings, lerrs := launcherJob(job, writesHosts)
 	out.Objects = append(out.Objects, launcher)
 	out.Warnings = append(out.Warnings, warnings...)
 	errs = append(errs, lerrs...)
@@ -122,23 +142,20 @@ func workerContainer(job *Job) string {
 	return job.main(pod.NewTemplate(job.Worker.Template, job.Worker.Path)).Get("name").Value
 }
 
-// hostList is every host of the hostfile: the launcher first when it also
+// hostList is every host of the hostfile: first the launcher, when it also
 // works, then the workers in index order. An elastic job's hostfile lists
 // the workers it cannot start without, its minimum, which the launcher
 // waits for; the discovery script has the rest.
-func hostList(job *Job) []mpi.Host {
-	n := job.workers()
-	if e := job.elastic(); e != nil {
-		n = int(e.Min)
-	}
-	hosts := make([]mpi.Host, 0, n+1)
+func hostList(job *Job) (first []mpi.Host, workers mpi.NumberedHosts) {
 	if job.RunLauncherAsWorker {
-		hosts = append(hosts, mpi.Host{Name: naming.Host(job.Name, naming.Launcher(job.Name)), Slots: job.SlotsPerWorker})
+		first = append(first, mpi.Host{Name: naming.Host(job.Name, naming.Launcher(job.Name)), Slots: job.SlotsPerWorker})
 	}
-	for i := range n {
-		hosts = append(hosts, mpi.Host{Name: naming.Host(job.Name, naming.WorkerHostname(job.Name, i)), Slots: job.SlotsPerWorker})
+	workers.Prefix, workers.Suffix = naming.WorkerHostParts(job.Name)
+	workers.Count, workers.Slots = job.workers(), job.SlotsPerWorker
+	if e := job.elastic(); e != nil {
+		workers.Count = int(e.Min)
 	}
-	return hosts
+	return first, workers
 }
 
 // checkElastic refuses elastic bounds that the job cannot keep to.

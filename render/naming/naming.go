@@ -35,3 +35,10 @@ func WorkerHostname(job string, i int) string { return Workers(job) + "-" + strc
 // headless Service. It holds neither namespace nor cluster domain, which the
 // pods' DNS search path supplies, so output applies to any namespace.
 func Host(job, hostname string) string { return hostname + "." + Service(job) }
+
+// WorkerHostParts splits worker hosts around their index: worker i's host,
+// Host(job, WorkerHostname(job, i)), is prefix + i + suffix. A script can
+// then name every worker from their count.
+func WorkerHostParts(job string) (prefix, suffix string) {
+	return Workers(job) + "-", Host(job, "")
+}

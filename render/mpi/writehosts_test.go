@@ -1,0 +1,84 @@
+package mpi
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The script runs here under /bin/sh as the launcher's init container runs
+// it, with temporary directories for the ConfigMap's mount and the
+// launcher's /etc/mpi, and must write what Hostfile and DiscoverHosts
+// write for the same hosts.
+func TestWriteHostsWritesWhatWouldBeListed(t *testing.T) {
+	numbered := NumberedHosts{Prefix: "pi-worker-", Suffix: ".pi", Count: 1000, Slots: 4}
+	for name, c := range map[string]struct {
+		impl  Implementation
+		first []Host
+	}{
+		"OpenMPI":                   {OpenMPI, nil},
+		"Intel":                     {Intel, nil},
+		"MPICH, launcher works too": {MPICH, []Host{{Name: "pi-launcher.pi", Slots: 4}}},
+		// Not a DNS name, but the script must not read it as shell or printf.
+		"quotes and percents": {OpenMPI, []Host{{Name: `it's-100%\n`, Slots: 1}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			numbered := numbered
+			if name == "quotes and percents" {
+				numbered.Prefix, numbered.Suffix = `50%'s\t-`, `.$(false)`
+			}
+			from, to := configMapVolume(t, map[string]string{
+				WriteHostsKey:     WriteHosts(c.impl, c.first, numbered),
+				WaitForWorkersKey: WaitForWorkers,
+			}), t.TempDir()
+
+			out, err := exec.Command("/bin/sh", filepath.Join(from, WriteHostsKey), from, to).CombinedOutput()
+			require.NoError(t, err, "%s", out)
+
+			hosts := append([]Host(nil), c.first...)
+			for i := range numbered.Count {
+				hosts = append(hosts, numbered.Host(i))
+			}
+			assertFile(t, filepath.Join(to, HostfileKey), Hostfile(c.impl, hosts), 0o444)
+			assertFile(t, filepath.Join(to, DiscoverHostsKey), DiscoverHosts(hosts), 0o555)
+			assertFile(t, filepath.Join(to, WaitForWorkersKey), WaitForWorkers, 0o555)
+			entries, err := os.ReadDir(to)
+			require.NoError(t, err)
+			assert.Len(t, entries, 4, "the ConfigMap's two files, the hostfile and the discovery script, and no temporary file")
+		})
+	}
+}
+
+func TestWriteHostsFailsWhenItCannotWrite(t *testing.T) {
+	from := configMapVolume(t, map[string]string{WriteHostsKey: WriteHosts(OpenMPI, nil, NumberedHosts{Prefix: "w-", Count: 3, Slots: 1})})
+	to := filepath.Join(t.TempDir(), "missing")
+	out, err := exec.Command("/bin/sh", filepath.Join(from, WriteHostsKey), from, to).CombinedOutput()
+	assert.Error(t, err, "a launcher without its hostfile must not start: %s", out)
+}
+
+// configMapVolume lays files out as the kubelet mounts a ConfigMap: each
+// a symbolic link into a hidden directory that holds the data.
+func configMapVolume(t *testing.T, files map[string]string) string {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "..data")
+	require.NoError(t, os.Mkdir(data, 0o755))
+	for name, text := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(data, name), []byte(text), 0o555))
+		require.NoError(t, os.Symlink(filepath.Join("..data", name), filepath.Join(dir, name)))
+	}
+	return dir
+}
+
+func assertFile(t *testing.T, path, want string, mode os.FileMode) {
+	t.Helper()
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, want, string(got), path)
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	assert.Equal(t, mode, info.Mode().Perm(), path)
+}
