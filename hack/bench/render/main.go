@@ -14,6 +14,9 @@ import (
 )
 
 func main() {
+	if os.Getenv(spawnEnv) != "" {
+		os.Exit(spawn(os.Args[1:]))
+	}
 	var cfg config
 	flag.StringVar(&cfg.bin, "bin", "bin/trainfn", "the trainfn binary to time")
 	flag.StringVar(&cfg.floor, "floor", "", "the floor binary, built from hack/bench/floor")

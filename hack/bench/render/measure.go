@@ -19,35 +19,83 @@ type sample struct {
 
 // runOnce runs bin with input on stdin, its output discarded unless keep,
 // and fails unless it exits 0.
+//
+// bin is started by a fresh copy of this program (see spawn), not by this
+// process: at exec, Linux counts the memory of the process that started a
+// program into the program's peak resident memory, and this process holds
+// whole outputs of earlier cases.
 func runOnce(bin, input string, keep bool) (sample, []byte, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return sample{}, nil, err
+	}
 	in, err := os.Open(input)
 	if err != nil {
 		return sample{}, nil, err
 	}
 	defer in.Close()
-	cmd := exec.Command(bin)
+	report, reportW, err := os.Pipe()
+	if err != nil {
+		return sample{}, nil, err
+	}
+	defer report.Close()
+	cmd := exec.Command(self, bin)
+	cmd.Env = append(os.Environ(), spawnEnv+"=1")
 	cmd.Stdin = in
+	cmd.ExtraFiles = []*os.File{reportW}
 	var out, stderr bytes.Buffer
 	if keep {
 		cmd.Stdout = &out
 	} else if cmd.Stdout, err = os.OpenFile(os.DevNull, os.O_WRONLY, 0); err != nil {
+		reportW.Close()
 		return sample{}, nil, err
 	}
 	cmd.Stderr = &stderr
-	start := time.Now()
-	err = cmd.Run()
-	wall := time.Since(start)
+	err = cmd.Start()
+	reportW.Close()
+	var s sample
+	if err == nil {
+		_, scanErr := fmt.Fscan(report, &s.wall, &s.peakKiB)
+		err = cmd.Wait()
+		if err == nil && scanErr != nil {
+			err = fmt.Errorf("no measurement reported: %w", scanErr)
+		}
+	}
 	if f, ok := cmd.Stdout.(*os.File); ok {
 		f.Close()
 	}
 	if err != nil {
 		return sample{}, nil, fmt.Errorf("%s < %s: %w: %s", bin, input, err, lastLines(stderr.String(), 5))
 	}
-	s := sample{wall: wall}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		s.peakKiB = ru.Maxrss // KiB on Linux
-	}
 	return s, out.Bytes(), nil
+}
+
+// spawnEnv set makes this program spawn: run the program its arguments
+// name and report on it.
+const spawnEnv = "TRAINFN_BENCH_SPAWN"
+
+// spawn runs args with this process's standard streams and writes to file
+// descriptor 3 its wall time in nanoseconds and peak resident memory in
+// KiB. It runs first thing in a fresh process, small, so its own memory
+// counts for little in what it reports. It returns the exit status to
+// exit with: the program's, or 1 when it could not run.
+func spawn(args []string) int {
+	report := os.NewFile(3, "report")
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if cmd.ProcessState == nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	var peakKiB int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		peakKiB = ru.Maxrss // KiB on Linux
+	}
+	fmt.Fprintln(report, int64(wall), peakKiB)
+	return cmd.ProcessState.ExitCode()
 }
 
 func lastLines(s string, n int) string {
