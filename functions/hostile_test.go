@@ -112,23 +112,8 @@ func requireItemsUnchanged(t *testing.T, in, out string) {
 	require.Equal(t, items(in), items(out), "a failed run returns the items as they came")
 }
 
-// billionLaughs is a ConfigMap whose aliases, expanded, would be 9^8
-// strings (about 130 MB of "lol"s, far more as trees).
-const billionLaughs = `apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: lol
-data:
-  a: &a "lol"
-  b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
-  c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
-  d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
-  e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
-  f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
-  g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
-  h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
-  i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
-`
+// billionLaughs is an alias bomb in a ConfigMap.
+const billionLaughs = jobstream.AliasBomb
 
 func TestHostileAliasBombPassesThroughUnexpanded(t *testing.T) {
 	r := renderHostile(t, billionLaughs)
@@ -143,7 +128,7 @@ func TestHostileAliasBombPassesThroughUnexpanded(t *testing.T) {
 
 func TestHostileAliasBombInAJobSpecIsRefusedBeforeValidation(t *testing.T) {
 	// The same aliases as labels, one level further in.
-	bomb := strings.ReplaceAll(billionLaughs[strings.Index(billionLaughs, "  a: &a"):], "\n  ", "\n    ")
+	bomb := strings.ReplaceAll(billionLaughs[jobstream.AliasBombEntries:], "\n  ", "\n    ")
 	job := edited(t, hostileJob, "  name: pi\n", "  name: pi\n  labels:\n  "+bomb)
 	r := renderHostile(t, job)
 	diags := readDiagnostics(t, r)

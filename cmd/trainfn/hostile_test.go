@@ -102,16 +102,8 @@ func writeFile(t *testing.T, name, content string) string {
 // hostileJob is a small MPIJob that renders; cases edit it.
 var hostileJob = jobstream.Minimal
 
-const billionLaughs = `  a: &a "lol"
-  b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
-  c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
-  d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
-  e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
-  f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
-  g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
-  h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
-  i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
-`
+// billionLaughs is the entries of an alias bomb, indented as a mapping's.
+var billionLaughs = jobstream.AliasBomb[jobstream.AliasBombEntries:]
 
 // wrapped is documents as the items of a ResourceList.
 func wrapped(items ...string) string {
@@ -220,7 +212,7 @@ func requireItemsAsTheyCame(t *testing.T, in, out string) {
 }
 
 func TestHostileAliasBombPassesThrough(t *testing.T) {
-	bomb := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lol\ndata:\n" + billionLaughs
+	bomb := jobstream.AliasBomb
 	render, _ := runBinary(t, writeFile(t, "bomb.yaml", bomb), "render", "-")
 	require.Equal(t, 0, render.code, render.stderr)
 	assert.Contains(t, render.stdout, "  i: &i [*h, *h, *h, *h, *h, *h, *h, *h, *h]\n", "written back as aliases")
