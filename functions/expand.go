@@ -82,6 +82,13 @@ func expand(docs []Document) ([]*yaml.RNode, map[*yaml.RNode]Document, Diagnosti
 	if diags.HasErrors() {
 		return nil, nil, diags
 	}
+	for _, o := range out {
+		// kyaml's writers drop empty annotations, and metadata left empty:
+		// dropped before sorting, the content that orders objects of one
+		// identity is what is written, so the output renders again in the
+		// same order. Metadata that is no mapping fails the writer instead.
+		_ = yaml.ClearEmptyAnnotations(o)
+	}
 	sortObjects(out)
 	return out, origin, diags
 }
@@ -275,11 +282,6 @@ func sortObjects(objects []*yaml.RNode) {
 	ids := make(map[*yaml.RNode]resid.ResId, len(objects))
 	for _, o := range objects {
 		ids[o] = resid.FromRNode(o)
-		// kyaml's writers drop empty annotations, and metadata left
-		// empty; dropped now, the content that orders objects below is
-		// what is written, so that the output renders again in the same
-		// order. Metadata that is no mapping fails the writer instead.
-		_ = yaml.ClearEmptyAnnotations(o)
 	}
 	sort.SliceStable(objects, func(i, j int) bool {
 		a, b := ids[objects[i]], ids[objects[j]]

@@ -128,7 +128,7 @@ func TestHostileAliasBombPassesThroughUnexpanded(t *testing.T) {
 
 func TestHostileAliasBombInAJobSpecIsRefusedBeforeValidation(t *testing.T) {
 	// The same aliases as labels, one level further in.
-	bomb := strings.ReplaceAll(billionLaughs[jobstream.AliasBombEntries:], "\n  ", "\n    ")
+	bomb := strings.ReplaceAll(jobstream.AliasBombEntries, "\n  ", "\n    ")
 	job := edited(t, hostileJob, "  name: pi\n", "  name: pi\n  labels:\n  "+bomb)
 	r := renderHostile(t, job)
 	diags := readDiagnostics(t, r)

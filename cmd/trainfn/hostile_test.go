@@ -102,9 +102,6 @@ func writeFile(t *testing.T, name, content string) string {
 // hostileJob is a small MPIJob that renders; cases edit it.
 var hostileJob = jobstream.Minimal
 
-// billionLaughs is the entries of an alias bomb, indented as a mapping's.
-var billionLaughs = jobstream.AliasBomb[jobstream.AliasBombEntries:]
-
 // wrapped is documents as the items of a ResourceList.
 func wrapped(items ...string) string {
 	var b strings.Builder
@@ -136,7 +133,7 @@ func hostileInputs(t *testing.T) []hostileInput {
 	}
 	cases := []hostileInput{
 		{name: "an alias bomb in a job spec",
-			stream:  strings.Replace(hostileJob, "  name: pi\n", "  name: pi\n  labels:\n"+strings.ReplaceAll(billionLaughs, "  ", "    "), 1),
+			stream:  strings.Replace(hostileJob, "  name: pi\n", "  name: pi\n  labels:\n"+strings.ReplaceAll(jobstream.AliasBombEntries, "  ", "    "), 1),
 			message: "MPIJob pi: metadata.labels.g: the MPIJob takes more than 1572864 bytes as JSON (YAML aliases expanded)"},
 		{name: "a job spec 10000 mappings deep", stream: deep(9_998),
 			message: "MPIJob pi: spec.x.a.a.a.a.a.a...: nested more than 100 levels deep"},

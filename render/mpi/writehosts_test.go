@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,34 +16,29 @@ import (
 // launcher's /etc/mpi, and must write what Hostfile and DiscoverHosts
 // write for the same hosts.
 func TestWriteHostsWritesWhatWouldBeListed(t *testing.T) {
-	numbered := NumberedHosts{Prefix: "pi-worker-", Suffix: ".pi", Count: 1000, Slots: 4}
+	workers := NumberedHosts{Prefix: "pi-worker-", Suffix: ".pi", Count: 1000, Slots: 4}
 	for name, c := range map[string]struct {
-		impl  Implementation
-		first []Host
+		impl     Implementation
+		first    []Host
+		numbered NumberedHosts
 	}{
-		"OpenMPI":                   {OpenMPI, nil},
-		"Intel":                     {Intel, nil},
-		"MPICH, launcher works too": {MPICH, []Host{{Name: "pi-launcher.pi", Slots: 4}}},
-		// Not a DNS name, but the script must not read it as shell or printf.
-		"quotes and percents": {OpenMPI, []Host{{Name: `it's-100%\n`, Slots: 1}}},
+		"OpenMPI":                   {OpenMPI, nil, workers},
+		"Intel":                     {Intel, nil, workers},
+		"MPICH, launcher works too": {MPICH, []Host{{Name: "pi-launcher.pi", Slots: 4}}, workers},
+		// Not DNS names, but the script must not read them as shell or printf.
+		"quotes and percents": {OpenMPI, []Host{{Name: `it's-100%\n`, Slots: 1}},
+			NumberedHosts{Prefix: `50%'s\t-`, Suffix: `.$(false)`, Count: 3, Slots: 1}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			numbered := numbered
-			if name == "quotes and percents" {
-				numbered.Prefix, numbered.Suffix = `50%'s\t-`, `.$(false)`
-			}
 			from, to := configMapVolume(t, map[string]string{
-				WriteHostsKey:     WriteHosts(c.impl, c.first, numbered),
+				WriteHostsKey:     WriteHosts(c.impl, c.first, c.numbered),
 				WaitForWorkersKey: WaitForWorkers,
 			}), t.TempDir()
 
 			out, err := exec.Command("/bin/sh", filepath.Join(from, WriteHostsKey), from, to).CombinedOutput()
 			require.NoError(t, err, "%s", out)
 
-			hosts := append([]Host(nil), c.first...)
-			for i := range numbered.Count {
-				hosts = append(hosts, numbered.Host(i))
-			}
+			hosts := slices.Concat(c.first, c.numbered.Hosts())
 			assertFile(t, filepath.Join(to, HostfileKey), Hostfile(c.impl, hosts), 0o444)
 			assertFile(t, filepath.Join(to, DiscoverHostsKey), DiscoverHosts(hosts), 0o555)
 			assertFile(t, filepath.Join(to, WaitForWorkersKey), WaitForWorkers, 0o555)

@@ -80,19 +80,16 @@ spec:
 
 // AliasBomb is a ConfigMap, named lol, whose aliases expanded would be 9^8
 // strings (about 130 MB of "lol"s, far more as trees): the billion laughs.
-// AliasBomb[AliasBombEntries:] is its data's entries alone, indented by
-// two spaces, for tests that put them elsewhere.
 const AliasBomb = `apiVersion: v1
 kind: ConfigMap
 metadata:
   name: lol
 data:
-` + aliasBombEntries
+` + AliasBombEntries
 
-// AliasBombEntries is where AliasBomb's data entries begin.
-const AliasBombEntries = len(AliasBomb) - len(aliasBombEntries)
-
-const aliasBombEntries = `  a: &a "lol"
+// AliasBombEntries is AliasBomb's data alone, entries indented by two
+// spaces, for tests that put the aliases elsewhere.
+const AliasBombEntries = `  a: &a "lol"
   b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
   c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
   d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
