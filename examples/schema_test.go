@@ -57,14 +57,20 @@ func kubeconformWithSchemas(t *testing.T, schemas string, files ...string) []kub
 
 // schemaKinds are the kinds with a schema, by apiVersion and kind.
 var schemaKinds = []string{
-	"kubeflow.org/v2beta1 MPIJob", "kubeflow.org/v1 MPIJob", "kubeflow.org/v1alpha1 MPIJob",
+	"kubeflow.org/v2beta1 MPIJob", "kubeflow.org/v1 MPIJob", "kubeflow.org/v1alpha1 MPIJob", "kubeflow.org/v1alpha2 MPIJob",
 	"kubeflow.org/v1 PyTorchJob", "diengine.opendilab.org/v2alpha1 DIJob", "fn.trainfn.dev/v1alpha1 TrainFn",
 }
 
+// readAsYAML12 are golden cases whose input means what it means only to a
+// YAML 1.2 reader, as trainfn, kustomize and kpt are: plain strings that
+// kubeconform, a YAML 1.1 reader, takes for booleans and numbers. They show
+// that the output quotes such strings.
+var readAsYAML12 = []string{"yaml-1.1-strings"}
+
 // TestKubeconformAcceptsWhatTrainfnAccepts: every document trainfn renders
 // without error (the job specs of the examples, every golden case that has
-// an expected output, the compatibility corpus) passes kubeconform with the
-// exported schemas.
+// an expected output but those of readAsYAML12, the compatibility corpus)
+// passes kubeconform with the exported schemas.
 func TestKubeconformAcceptsWhatTrainfnAccepts(t *testing.T) {
 	schemas := t.TempDir()
 	exportSchemas(t, schemas)
@@ -74,6 +80,9 @@ func TestKubeconformAcceptsWhatTrainfnAccepts(t *testing.T) {
 	require.NoError(t, err)
 	for _, expected := range cases {
 		dir := filepath.Dir(expected)
+		if slices.Contains(readAsYAML12, filepath.Base(dir)) {
+			continue
+		}
 		files = append(files, filepath.Join(dir, "input.yaml"))
 		if _, err := os.Stat(filepath.Join(dir, "config.yaml")); err == nil {
 			files = append(files, filepath.Join(dir, "config.yaml"))

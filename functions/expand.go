@@ -20,6 +20,7 @@ import (
 	"github.com/trainfn/trainfn/render/mpijob"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/pytorchjob"
+	"github.com/trainfn/trainfn/render/ynode"
 	"github.com/trainfn/trainfn/schemas"
 )
 
@@ -29,6 +30,7 @@ var renderers = map[schemas.Kind]func(*schemas.Validated, options.Options) (rend
 	{APIVersion: "kubeflow.org/v1", Kind: "PyTorchJob"}:            pytorchjob.RenderV1,
 	{APIVersion: "kubeflow.org/v1", Kind: "MPIJob"}:                mpijob.RenderV1,
 	{APIVersion: "kubeflow.org/v1alpha1", Kind: "MPIJob"}:          mpijob.RenderV1alpha1,
+	{APIVersion: "kubeflow.org/v1alpha2", Kind: "MPIJob"}:          mpijob.RenderV1alpha2,
 	{APIVersion: "diengine.opendilab.org/v2alpha1", Kind: "DIJob"}: dijob.RenderV2alpha1,
 }
 
@@ -135,8 +137,7 @@ func expandOne(doc Document, config options.Options, validator *schemas.Validato
 	renderer, ok := renderers[kind]
 	if !ok {
 		if PassesThrough(meta.APIVersion, meta.Kind) {
-			ref := &yaml.ResourceIdentifier{TypeMeta: meta.TypeMeta, NameMeta: meta.ObjectMeta.NameMeta}
-			return []*yaml.RNode{doc.Node}, Diagnostics{{Severity: Warning, Source: doc.Source, Resource: ref,
+			return []*yaml.RNode{doc.Node}, Diagnostics{{Severity: Warning, Source: doc.Source, Resource: resourceOf(doc.Node.YNode()),
 				Line: startLine(doc), Message: fmt.Sprintf("passed through unchanged: trainfn does not expand %s", kind)}}
 		}
 		return []*yaml.RNode{doc.Node}, nil
@@ -155,6 +156,9 @@ func expandOne(doc Document, config options.Options, validator *schemas.Validato
 		if err := gitops.Stamp(rendered.Objects); err != nil {
 			errs = append(errs, field.InternalError(nil, err))
 		}
+		for _, o := range rendered.Objects {
+			ynode.QuoteForYAML11(o.YNode())
+		}
 	}
 	failed := make(schemas.Problems, 0, len(errs))
 	for _, e := range errs {
@@ -169,10 +173,7 @@ func expandOne(doc Document, config options.Options, validator *schemas.Validato
 
 // problemDiagnostics places problems of a document in its file.
 func problemDiagnostics(doc Document, sev Severity, problems schemas.Problems) Diagnostics {
-	var ref *yaml.ResourceIdentifier
-	if meta, err := doc.Node.GetMeta(); err == nil {
-		ref = &yaml.ResourceIdentifier{TypeMeta: meta.TypeMeta, NameMeta: meta.ObjectMeta.NameMeta}
-	}
+	ref := resourceOf(doc.Node.YNode())
 	var diags Diagnostics
 	for _, p := range problems {
 		d := Diagnostic{Severity: sev, Source: doc.Source, Resource: ref, Field: p.Field,
@@ -265,7 +266,10 @@ func sourceLess(a, b Document) bool {
 }
 
 func describe(d Document) string {
-	s := d.Node.GetKind() + " " + d.Node.GetName()
+	s := d.Node.GetKind()
+	if id := resourceOf(d.Node.YNode()); id != nil {
+		s += " " + id.Name
+	}
 	switch line := startLine(d); {
 	case d.Source.Path != "" && line > 0:
 		s += fmt.Sprintf(" (%s:%d)", d.Source.Path, line)

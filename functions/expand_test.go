@@ -2,6 +2,7 @@ package functions
 
 import (
 	"bytes"
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -95,7 +96,7 @@ func TestReadDocumentsKeepsFileLines(t *testing.T) {
 func TestReadDocumentsReportsFileLinesOfBadYAML(t *testing.T) {
 	_, err := ReadDocuments([]string{Stdin}, strings.NewReader("a: 1\n---\nb: 2\nc: [\n"))
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "<stdin>: document 2: yaml: line 4")
+	assert.EqualError(t, err, "<stdin>:4: error: not YAML: did not find expected node content")
 }
 
 func TestReadDocumentsFromADirectory(t *testing.T) {
@@ -115,6 +116,28 @@ func TestReadDocumentsFromADirectory(t *testing.T) {
 		names = append(names, d.Node.GetName())
 	}
 	assert.Equal(t, []string{"c", "b"}, names, "lexical order of paths, hidden and non-YAML files skipped")
+}
+
+// A file that is no YAML hides no other file's problems, nor the other
+// documents of its own file: every problem is reported at once, and
+// nothing is output.
+func TestExpandFilesReportsEveryFile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
+	}
+	write("a.yaml", readCase(t, "error-unknown-fields")+"\n---\nkind: [\n")
+	write("b.yaml", readCase(t, "mpi-operator-pi"))
+	write("c.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: 1, a: 2}\n")
+	objects, diags, err := ExpandFiles([]string{dir}, nil)
+	require.NoError(t, err)
+	assert.Nil(t, objects)
+	report := diags.Error()
+	lines := strings.Count(readCase(t, "error-unknown-fields"), "\n") + 3
+	assert.Contains(t, report, filepath.Join(dir, "a.yaml")+`:9:3: error: MPIJob typos: spec.slotPerWorker: Forbidden: unknown field (did you mean "slotsPerWorker"?)`)
+	assert.Contains(t, report, fmt.Sprintf("%s:%d: error: not YAML: ", filepath.Join(dir, "a.yaml"), lines))
+	assert.Contains(t, report, filepath.Join(dir, "c.yaml")+":4:")
+	assert.NotContains(t, report, "b.yaml: error", "a file without problems has none reported")
 }
 
 func TestErrorsPrintNothing(t *testing.T) {

@@ -165,8 +165,8 @@ func TestHostileDeepNesting(t *testing.T) {
 				inJob := renderHostile(t, edited(t, hostileJob, "spec:\n", "spec:\n  x: "+value+"\n"))
 				if depth > 10_000 {
 					// yaml.v3 refuses to parse deeper than 10000 levels.
-					assert.ErrorContains(t, plain.readErr, "<stdin>: document 1: yaml: line 5: exceeded max depth of 10000")
-					assert.ErrorContains(t, inJob.readErr, "<stdin>: document 1: yaml: line 6: exceeded max depth of 10000")
+					assert.ErrorContains(t, plain.readErr, "<stdin>:5: error: not YAML: exceeded max depth of 10000")
+					assert.ErrorContains(t, inJob.readErr, "<stdin>:6: error: not YAML: exceeded max depth of 10000")
 					return
 				}
 				require.False(t, plain.failed(), plain.messages())
@@ -253,11 +253,11 @@ func TestHostileDocumentsThatAreNoObjects(t *testing.T) {
 	}
 	t.Run("Lists whose items are no objects", func(t *testing.T) {
 		r := renderHostile(t, "apiVersion: v1\nkind: List\nitems: 3\n")
-		assert.EqualError(t, r.readErr, "<stdin>: document 1: line 3: the items of a v1 List must be a sequence of objects, not a scalar")
+		assert.EqualError(t, r.readErr, "<stdin>:3: error: the items of a v1 List must be a sequence of objects, not a scalar")
 		r = renderHostile(t, "apiVersion: v1\nkind: List\nitems: [1, [a]]\n")
 		assert.Equal(t, "<stdin>:3: error: not a Kubernetes object: the document is not a mapping\n<stdin>:3: error: not a Kubernetes object: the document is not a mapping", r.messages())
 		r = renderHostile(t, "apiVersion: v1\nkind: List\nitems:\n- &cm {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n- *cm\n")
-		assert.EqualError(t, r.readErr, "<stdin>: document 1: line 5: items[1] is a YAML alias (*cm) of another item: each object is written out once")
+		assert.EqualError(t, r.readErr, "<stdin>:5: error: items[1] is a YAML alias (*cm) of another item: each object is written out once")
 	})
 	t.Run("a plain stream instead of a ResourceList", func(t *testing.T) {
 		out, err := functionAnswer(t, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n- - a\n")

@@ -189,11 +189,7 @@ func readResourceList(data []byte) (*listInput, error) {
 // kyaml's framework, which reads such a stream as items, meets no document
 // it cannot read.
 func readPlainStream(data []byte) error {
-	docs, err := parseDocuments(stdinName, data)
-	if err != nil {
-		return err
-	}
-	var diags Diagnostics
+	docs, diags := parseDocuments(stdinName, data)
 	for _, d := range docs {
 		if problem := shapeProblem(d.Node); problem != "" {
 			diags = append(diags, Diagnostic{Severity: Error, Source: d.Source, Line: startLine(d), Message: problem})

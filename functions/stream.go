@@ -2,7 +2,6 @@ package functions
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -10,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -24,15 +24,31 @@ const Stdin = "-"
 // order, skipping hidden ones) and "-" for stdin. Documents of a `kind: List`
 // are read as its items.
 //
-// Documents unfit to be read further (see wellFormed) fail the read; their
+// Documents unfit to be read further (see Read) fail the read; their
 // problems, in every file, are the error, as Diagnostics.
 func ReadDocuments(paths []string, stdin io.Reader) ([]Document, error) {
+	docs, malformed, err := Read(paths, stdin)
+	if err != nil {
+		return nil, err
+	}
+	if len(malformed) > 0 {
+		return nil, malformed
+	}
+	return docs, nil
+}
+
+// Read reads the documents of paths as ReadDocuments does, and reports
+// those unfit to be read further apart, as Diagnostics: a file that is no
+// YAML text, a document that is no YAML, or one that wellFormed refuses.
+// Every other document is read, so that one broken file hides no other
+// file's problems. The error is for paths that cannot be read at all.
+func Read(paths []string, stdin io.Reader) ([]Document, Diagnostics, error) {
 	var docs []Document
 	var malformed Diagnostics
 	for _, p := range paths {
 		files, err := expandPath(p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, f := range files {
 			var data []byte
@@ -42,31 +58,40 @@ func ReadDocuments(paths []string, stdin io.Reader) ([]Document, error) {
 				data, err = os.ReadFile(f)
 			}
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			name := f
 			if f == Stdin {
 				name = "<stdin>"
 			}
 			if d := checkText(name, data); d != nil {
-				return nil, Diagnostics{*d}
-			}
-			read, err := parseDocuments(name, data)
-			var diags Diagnostics
-			if errors.As(err, &diags) {
-				malformed = append(malformed, diags...)
+				malformed = append(malformed, *d)
 				continue
 			}
-			if err != nil {
-				return nil, err
-			}
+			read, diags := parseDocuments(name, data)
+			malformed = append(malformed, diags...)
 			docs = append(docs, read...)
 		}
 	}
-	if len(malformed) > 0 {
-		return nil, malformed
+	return docs, malformed, nil
+}
+
+// ExpandFiles reads the documents of paths and expands them: the objects,
+// and every problem of every file, those that stopped a document from
+// being read among them. The objects are nil when any problem is an
+// error. The error is for paths that cannot be read at all.
+func ExpandFiles(paths []string, stdin io.Reader) ([]*yaml.RNode, Diagnostics, error) {
+	docs, malformed, err := Read(paths, stdin)
+	if err != nil {
+		return nil, nil, err
 	}
-	return docs, nil
+	objects, diags := Expand(docs)
+	if len(malformed) == 0 {
+		return objects, diags, nil
+	}
+	diags = append(malformed, diags...)
+	sortDiagnostics(diags)
+	return nil, diags, nil
 }
 
 func expandPath(p string) ([]string, error) {
@@ -114,35 +139,57 @@ var separator = regexp.MustCompile(`\n---.*\n`)
 
 // parseDocuments splits a stream into documents, remembering the line each
 // starts on so that messages point into the file, not into the document.
-// Documents unfit to be read further make the error the Diagnostics of
-// every one of them.
-func parseDocuments(name string, data []byte) ([]Document, error) {
+// Documents unfit to be read further are left out, and their problems
+// returned.
+func parseDocuments(name string, data []byte) ([]Document, Diagnostics) {
 	text := strings.ReplaceAll(string(data), "\r\n", "\n")
 	var docs []Document
 	var malformed Diagnostics
 	start, line := 0, 1
 	bounds := append(separator.FindAllStringIndex(text, -1), []int{len(text), len(text)})
-	for i, b := range bounds {
+	for _, b := range bounds {
 		part := text[start:b[0]]
 		if b[0] < len(text) {
 			part += "\n"
 		}
+		source := Source{Path: name, Index: len(docs), Line: line}
 		nodes, err := decode(part)
 		if err != nil {
-			return nil, fmt.Errorf("%s: document %d: %s", name, i+1, fileLines(err.Error(), Source{Line: line}))
+			malformed = append(malformed, syntaxError(source, err))
 		}
 		for _, n := range nodes {
 			doc := Document{Node: n, Source: Source{Path: name, Index: len(docs), Line: line}}
-			malformed = append(malformed, wellFormed(doc)...)
+			if problems := wellFormed(doc); len(problems) > 0 {
+				malformed = append(malformed, problems...)
+				continue
+			}
 			docs = append(docs, doc)
 		}
 		line += strings.Count(text[start:b[1]], "\n")
 		start = b[1]
 	}
-	if len(malformed) > 0 {
-		return nil, malformed
+	return docs, malformed
+}
+
+// lineError is how yaml.v3 (with "yaml: ") and decode begin the message of
+// an error at a line of the document.
+var lineError = regexp.MustCompile(`^(yaml: )?line (\d+): `)
+
+// syntaxError is a document that cannot be read, at the line of its file
+// that the message names, else at the document's first.
+func syntaxError(doc Source, err error) Diagnostic {
+	d := Diagnostic{Severity: Error, Source: doc, Line: doc.Line, Message: err.Error()}
+	m := lineError.FindStringSubmatch(d.Message)
+	if m == nil {
+		return d
 	}
-	return docs, nil
+	n, _ := strconv.Atoi(m[2])
+	d.Line, _ = absolute(doc, n, 0)
+	d.Message = strings.TrimPrefix(d.Message, m[0])
+	if m[1] != "" {
+		d.Message = "not YAML: " + d.Message
+	}
+	return d
 }
 
 // decode reads one document; empty documents give nothing, Lists their items.

@@ -246,10 +246,14 @@ func kindName(n *yaml.Node) string {
 }
 
 // resourceOf names a document in messages: its kind and name, as far as
-// they are written as strings. Unlike kyaml's GetMeta it reads nothing
-// else, so any shape of metadata will do.
+// they are written as strings, through a YAML alias by the value it stands
+// for (kyaml's GetMeta gives the alias's own name). Unlike GetMeta it
+// reads nothing else, so any shape of metadata will do.
 func resourceOf(n *yaml.Node) *yaml.ResourceIdentifier {
 	scalar := func(v *yaml.Node) string {
+		if v != nil && v.Kind == yaml.AliasNode {
+			v = v.Alias
+		}
 		if v != nil && v.Kind == yaml.ScalarNode {
 			return v.Value
 		}

@@ -119,3 +119,35 @@ if [[ ${1:-} == e2e ]]; then
 			debian_package "$pkg"
 	done
 fi
+
+# And an rsh server and client (test/mpirun's Rsh launch mode): Debian's
+# netkit rsh-server and rsh-client and openbsd-inetd, unpacked into
+# .cache/rsh for the test's stand-in image, not installed: installing them
+# would start an rsh server on this machine. Their libraries are.
+if [[ ${1:-} == e2e ]]; then
+	rsh_packages="rsh-server rsh-client openbsd-inetd"
+	rsh=.cache/rsh
+	if [[ ! -x $rsh/usr/sbin/in.rshd || "$(cat "$rsh/.version" 2>/dev/null)" != "$rsh_packages" ]]; then
+		echo "tools: unpacking $rsh_packages into $rsh" >&2
+		debs=$(mktemp -d)
+		# apt-get download writes into the working directory.
+		(cd "$debs" && { apt-get download -q $rsh_packages >/dev/null 2>&1 ||
+			{ apt-get update -q >/dev/null && apt-get download -q $rsh_packages >/dev/null; }; })
+		rm -rf "$rsh" && mkdir -p "$rsh"
+		for deb in "$debs"/*.deb; do
+			dpkg-deb -x "$deb" "$rsh"
+		done
+		rm -rf "$debs"
+		echo "$rsh_packages" >"$rsh/.version"
+	fi
+	for pkg in libwrap0 libevent-2.1-7 libpam-modules; do
+		dpkg-query -W -f '${Status}' "$pkg" 2>/dev/null | grep -qx 'install ok installed' ||
+			debian_package "$pkg"
+	done
+fi
+
+# PyYAML, a YAML 1.1 reader, which reads every golden output in the tests:
+# on PATH's python3 or Debian's.
+if ! python3 -c 'import yaml' 2>/dev/null && ! /usr/bin/python3 -c 'import yaml' 2>/dev/null; then
+	debian_package python3-yaml
+fi

@@ -61,7 +61,7 @@ func (j *job) elastic() *appsv1.StatefulSet {
 func (j *job) podsOf(role string) []corev1.Pod {
 	var out []corev1.Pod
 	for _, p := range j.pods {
-		if p.Labels[labels.JobRole] == role {
+		if labels.PodRole(p.Labels) == role {
 			out = append(out, p)
 		}
 	}
@@ -73,7 +73,7 @@ func (j *job) launcher() *corev1.Pod {
 	var found *corev1.Pod
 	for i := range j.pods {
 		p := &j.pods[i]
-		if p.Labels[labels.JobRole] != labels.RoleLauncher || finished(p) || p.DeletionTimestamp != nil {
+		if labels.PodRole(p.Labels) != labels.RoleLauncher || finished(p) || p.DeletionTimestamp != nil {
 			continue
 		}
 		if found == nil || p.CreationTimestamp.After(found.CreationTimestamp.Time) {

@@ -142,3 +142,34 @@ func TestBoundsRefusesWhatTheRenderWouldNotWrite(t *testing.T) {
 		require.Error(t, err, "%v", bad)
 	}
 }
+
+// The launcher's pod is found by its role whichever operator's labels it
+// carries: mpi-operator's job-role launcher, or training-operator's
+// replica-type launcher beside job-role master (a v1 MPIJob's).
+func TestLauncherPodByItsRole(t *testing.T) {
+	pod := func(name string, l map[string]string) corev1.Pod {
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: l}}
+	}
+	v1Launcher := labels.Role("j", labels.RoleMaster)
+	v1Launcher[labels.ReplicaType] = labels.RoleLauncher
+	pytorchMaster := labels.Role("j", labels.RoleMaster)
+	pytorchMaster[labels.ReplicaType] = labels.RoleMaster
+	for name, tc := range map[string]struct {
+		pods []corev1.Pod
+		want string
+	}{
+		"v2beta1":                    {[]corev1.Pod{pod("w", labels.Role("j", labels.RoleWorker)), pod("l", labels.Role("j", labels.RoleLauncher))}, "l"},
+		"v1":                         {[]corev1.Pod{pod("w", labels.Role("j", labels.RoleWorker)), pod("l", v1Launcher)}, "l"},
+		"a PyTorchJob's master":      {[]corev1.Pod{pod("m", pytorchMaster)}, ""},
+		"workers without a launcher": {[]corev1.Pod{pod("w", labels.Role("j", labels.RoleWorker))}, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			j := job{pods: tc.pods}
+			got := ""
+			if l := j.launcher(); l != nil {
+				got = l.Name
+			}
+			require.Equal(t, tc.want, got)
+		})
+	}
+}

@@ -16,8 +16,10 @@ import (
 // the objects, whatever the kind: the job's namespace, labels and
 // annotations, which every object carries (the schemas take them as plain
 // strings), and objects too large to store. On an error no object is
-// output; the warnings stay.
+// output; the warnings stay. It also warns of what a saved live object
+// brings along and the render ignores.
 func Checked(doc *yaml.RNode, out Output, errs field.ErrorList) (Output, field.ErrorList) {
+	out.Warnings = append(out.Warnings, leftoverWarnings(doc)...)
 	if meta := metadataErrors(doc); len(meta) > 0 {
 		return Output{Warnings: out.Warnings}, append(meta, errs...)
 	}
@@ -84,4 +86,37 @@ func shown(s string) string {
 		cut = i
 	}
 	return fmt.Sprintf("%s... (%d bytes)", s[:cut], len(s))
+}
+
+// serverSetMetadata are the fields of metadata the API server sets on a
+// live object, in the order kubectl prints them. A manifest saved with
+// `kubectl get -o yaml` carries them; in Git they mean nothing, and the
+// render reads none of them. metadata.generation is left out: a DIJob
+// reads it (DI_JOB_GENERATION).
+var serverSetMetadata = []string{"creationTimestamp", "deletionGracePeriodSeconds", "deletionTimestamp", "managedFields", "resourceVersion", "selfLink", "uid"}
+
+// lastApplied is the annotation kubectl apply keeps the applied manifest in.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// leftoverWarnings point at what `kubectl get -o yaml` leaves in a saved
+// manifest: fields the API server or the operator set, which the render
+// ignores, so that the manifest in Git says only what the user means.
+func leftoverWarnings(doc *yaml.RNode) []Warning {
+	var warnings []Warning
+	meta := field.NewPath("metadata")
+	for _, name := range serverSetMetadata {
+		if v, _ := doc.Pipe(yaml.Lookup("metadata", name)); v != nil {
+			warnings = append(warnings, Warning{Field: meta.Child(name),
+				Message: "ignored: the API server sets it on a live object, and `kubectl get -o yaml` leaves it in a saved manifest; delete it"})
+		}
+	}
+	if v, _ := doc.Pipe(yaml.Lookup("metadata", "annotations", lastApplied)); v != nil {
+		warnings = append(warnings, Warning{Field: meta.Child("annotations").Key(lastApplied),
+			Message: "ignored, and not carried onto the rendered objects: kubectl apply keeps it on a live object, and `kubectl get -o yaml` leaves it in a saved manifest; delete it"})
+	}
+	if v, _ := doc.Pipe(yaml.Lookup("status")); v != nil && len(v.Content()) > 0 {
+		warnings = append(warnings, Warning{Field: field.NewPath("status"),
+			Message: "ignored: the operator's record of a run, which `kubectl get -o yaml` leaves in a saved manifest; delete it"})
+	}
+	return warnings
 }

@@ -21,7 +21,7 @@ import (
 // most telling is reported: a value of the wrong type, else the rules it
 // breaks (bounds, the schema's own rules), else the values it is not.
 func explain(err error, def, data cue.Value, doc *yaml.RNode) Problems {
-	var rules, validators Problems
+	var rules, validators, unknown Problems
 	var conflicts []conflict
 	for _, e := range cueerrors.Errors(err) {
 		labels := cueLabels(e.Path())
@@ -36,7 +36,14 @@ func explain(err error, def, data cue.Value, doc *yaml.RNode) Problems {
 		case format == "%d errors in empty disjunction:" || strings.HasPrefix(format, "invalid interpolation"):
 			// Summaries and echoes of errors reported on their own.
 		case format == "field not allowed":
-			// Reported, with suggestions, by structuralProblems.
+			// Reported again by structuralProblems when the schema alone
+			// tells; where a rule of the schema needs the document to be
+			// evaluated (a comprehension over its containers, say), only
+			// CUE knows, so it is reported here too. dedupe merges them.
+			if n := len(labels); n > 0 {
+				parent, known := schemaAt(def, labels[:n-1])
+				unknown = append(unknown, unknownField(parent, known, labels[n-1], path, line, col))
+			}
 		case format == "field is required but not present" || strings.HasPrefix(format, "incomplete value"):
 			rules = append(rules, at(field.Required(path, "")))
 		case strings.HasPrefix(format, "conflicting values"):
@@ -88,15 +95,85 @@ func explain(err error, def, data cue.Value, doc *yaml.RNode) Problems {
 	// CUE leaves out unknown and missing fields of a struct that has other
 	// errors, so they are looked for separately, against the schema alone.
 	add(structuralProblems(def, doc.YNode(), doc.YNode(), nil), true)
+	add(unknown, true)
 
 	out = dedupe(out)
 	if len(out) == 0 {
 		// Never accept a document CUE rejected, even if no rule above
-		// could word the reason.
-		out = Problems{{Message: err.Error()}}
+		// could word the reason: each of CUE's errors, where it is.
+		out = unworded(err, doc)
 	}
 	out.sort()
 	return out
+}
+
+// unworded are CUE's errors as CUE words them, each at its field, for a
+// rejection no rule above could put in words.
+func unworded(err error, doc *yaml.RNode) Problems {
+	var out Problems
+	for _, e := range cueerrors.Errors(err) {
+		path, line, col := locate(doc.YNode(), cueLabels(e.Path()))
+		format, args := e.Msg()
+		p := Problem{Message: fmt.Sprintf(format, args...), Line: line, Column: col}
+		if path != nil {
+			p.Field = path.String()
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// schemaAt is the schema of the field at labels, looked up through
+// fields, optional and required ones and patterns alike, and list
+// elements; false when the schema has no such field.
+func schemaAt(schema cue.Value, labels []string) (cue.Value, bool) {
+	for _, l := range labels {
+		if _, err := strconv.Atoi(l); err == nil {
+			if elem, ok := listElement(schema); ok {
+				schema = elem
+				continue
+			}
+		}
+		v, ok := lookupField(schema, l)
+		if !ok {
+			return cue.Value{}, false
+		}
+		schema = v
+	}
+	return schema, true
+}
+
+// listElement is the schema of a list's elements. A list schema that
+// fails on its own, such as one with a minimum length (no document has
+// filled it in), has no element to look up: its conjuncts still do.
+func listElement(schema cue.Value) (cue.Value, bool) {
+	if elem := schema.LookupPath(cue.MakePath(cue.AnyIndex)); elem.Exists() {
+		return elem, true
+	}
+	if op, args := schema.Expr(); op == cue.AndOp {
+		for _, a := range args {
+			if elem := a.LookupPath(cue.MakePath(cue.AnyIndex)); elem.Exists() {
+				return elem, true
+			}
+		}
+	}
+	return cue.Value{}, false
+}
+
+// unknownField is the problem of a mapping key its schema does not allow:
+// what it is, the allowed name it most likely meant, and, for a name known
+// to come from elsewhere, where.
+// known tells whether parent, the schema of the mapping, could be found.
+func unknownField(parent cue.Value, known bool, name string, path *field.Path, line, col int) Problem {
+	detail := "unknown field"
+	if known {
+		if hint := misplaced(parent, name, path); hint != "" {
+			detail += ": " + hint
+		} else if near := nearest(name, fieldNames(parent)); near != "" {
+			detail += fmt.Sprintf(" (did you mean %q?)", near)
+		}
+	}
+	return fieldProblem(field.Forbidden(path, detail), line, col)
 }
 
 func dedupe(ps Problems) Problems {
@@ -195,15 +272,11 @@ func structuralProblems(schema cue.Value, root, node *yaml.Node, path []string) 
 				out = append(out, structuralProblems(fieldSchema, root, value, sub)...)
 				continue
 			}
-			if schema.Allows(cue.Str(key.Value)) {
+			if allows(schema, key.Value) {
 				continue
 			}
-			detail := "unknown field"
-			if near := nearest(key.Value, fieldNames(schema)); near != "" {
-				detail += fmt.Sprintf(" (did you mean %q?)", near)
-			}
 			p, _, _ := locate(root, sub)
-			out = append(out, fieldProblem(field.Forbidden(p, detail), key.Line, key.Column))
+			out = append(out, unknownField(schema, true, key.Value, p, key.Line, key.Column))
 		}
 		for _, name := range requiredFields(schema) {
 			if !present[name] {
@@ -212,8 +285,8 @@ func structuralProblems(schema cue.Value, root, node *yaml.Node, path []string) 
 			}
 		}
 	case yaml.SequenceNode:
-		elem := schema.LookupPath(cue.MakePath(cue.AnyIndex))
-		if !elem.Exists() {
+		elem, ok := listElement(schema)
+		if !ok {
 			return nil
 		}
 		for i, item := range node.Content {
@@ -221,6 +294,17 @@ func structuralProblems(schema cue.Value, root, node *yaml.Node, path []string) 
 		}
 	}
 	return out
+}
+
+// allows tells whether a struct's schema lets a field of that name be,
+// beyond those lookupField finds. A schema that fails on its own (a rule
+// of it needs a document to be computed) cannot say whether it is open:
+// CUE allows anything there, so only the fields lookupField finds are.
+func allows(schema cue.Value, name string) bool {
+	if schema.IncompleteKind() == cue.BottomKind {
+		return false
+	}
+	return schema.Allows(cue.Str(name))
 }
 
 // lookupField finds the schema of a field whether it is declared regular,

@@ -42,6 +42,7 @@ var definitions = map[Kind]definition{
 	{APIVersion: "kubeflow.org/v1", Kind: "PyTorchJob"}:   {pkg: "./kubeflow/v1", name: "#PyTorchJob"},
 	{APIVersion: "kubeflow.org/v1", Kind: "MPIJob"}:       {pkg: "./kubeflow/v1", name: "#MPIJob"},
 	{APIVersion: "kubeflow.org/v1alpha1", Kind: "MPIJob"}: {pkg: "./kubeflow/v1alpha1", name: "#MPIJob"},
+	{APIVersion: "kubeflow.org/v1alpha2", Kind: "MPIJob"}: {pkg: "./kubeflow/v1alpha2", name: "#MPIJob"},
 	FunctionConfig: {pkg: "./fn/v1alpha1", name: "#TrainFn"},
 	{APIVersion: "diengine.opendilab.org/v2alpha1", Kind: "DIJob"}: {pkg: "./diengine/v2alpha1", name: "#DIJob"},
 }

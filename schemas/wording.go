@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"cuelang.org/go/cue"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // cueLabels turns a CUE error path into plain labels: the definition that
@@ -205,4 +206,29 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// removedMetadata are fields of object metadata that the API server once
+// wrote and has since removed from the API: a manifest saved with `kubectl
+// get -o yaml` from an older cluster still carries them.
+var removedMetadata = map[string]string{
+	"clusterName":  "1.25",
+	"initializers": "1.14",
+}
+
+// misplaced explains an unknown field whose name is known from elsewhere:
+// a run policy field at the top of a spec, where older APIs kept it before
+// training-operator's kubeflow.org/v1 and mpi-operator's v2beta1 moved it
+// into runPolicy, or metadata an older API server wrote. "" for any other.
+func misplaced(parent cue.Value, name string, path *field.Path) string {
+	if runPolicy, ok := lookupField(parent, "runPolicy"); ok {
+		if _, ok := lookupField(runPolicy, name); ok && runPolicy.IncompleteKind() == cue.StructKind {
+			return fmt.Sprintf("it belongs in %s (older APIs, pytorch-operator's, tf-operator's and mpi-operator's v1alpha2, read it at the top of spec)",
+				path.Root().Child("runPolicy", name))
+		}
+	}
+	if version, ok := removedMetadata[name]; ok && strings.HasSuffix(path.String(), "metadata."+name) {
+		return fmt.Sprintf("the API server wrote it before Kubernetes %s removed it, and `kubectl get -o yaml` of an older cluster leaves it in a saved manifest: delete it", version)
+	}
+	return ""
 }

@@ -144,11 +144,10 @@ func expand(paths []string, stdin io.Reader, stderr io.Writer) ([]*yaml.RNode, e
 	if len(paths) == 0 {
 		paths = []string{functions.Stdin}
 	}
-	docs, err := functions.ReadDocuments(paths, stdin)
+	objects, diags, err := functions.ExpandFiles(paths, stdin)
 	if err != nil {
 		return nil, report(stderr, err)
 	}
-	objects, diags := functions.Expand(docs)
 	if len(diags) > 0 {
 		fmt.Fprintln(stderr, diags.Error())
 	}

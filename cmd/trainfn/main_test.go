@@ -60,7 +60,7 @@ func TestBadSpecFailsWithFileFieldAndRule(t *testing.T) {
 }
 
 func TestValidateIsQuietOnSuccess(t *testing.T) {
-	r := trainfn("", "validate", testdata("mixed-stream"), testdata("metadata-propagation"))
+	r := trainfn("", "validate", testdata("mixed-stream"), testdata("yaml-features"))
 	assert.Equal(t, result{code: 0}, r)
 }
 

@@ -44,7 +44,7 @@ func KindOf(objs phase.Objects) string {
 		annotations, templates, roles = append(annotations, s.Annotations), append(templates, &s.Spec.Template), append(roles, s.Labels[labels.JobRole])
 	}
 	for _, p := range objs.Pods {
-		roles = append(roles, p.Labels[labels.JobRole])
+		roles = append(roles, labels.PodRole(p.Labels))
 	}
 	has := func(key string) bool {
 		for _, a := range annotations {

@@ -22,14 +22,8 @@ func (j *Job) check() field.ErrorList {
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "annotations").Key(options.ElasticWorkersAnnotation),
 			j.Options.ElasticWorkers.String(), "a DIJob changes its worker count with spec.preemptible, within spec.minReplicas and spec.maxReplicas"))
 	}
-	seen := map[string]bool{}
-	for i, w := range j.Workers {
-		if w.Task != "" {
-			if seen[w.Task] {
-				errs = append(errs, field.Duplicate(field.NewPath("spec", "tasks").Index(i).Child("name"), w.Task))
-			}
-			seen[w.Task] = true
-		}
+	errs = append(errs, j.checkTasks()...)
+	for _, w := range j.Workers {
 		t := pod.NewTemplate(w.Template, w.Path)
 		if j.Volumes != nil {
 			for _, v := range j.Volumes.YNode().Content {
@@ -66,6 +60,44 @@ func (j *Job) check() field.ErrorList {
 	}
 	return errs
 }
+
+// checkTasks applies DI-orchestrator's rules for tasks, in its words:
+// at most one task of each typed type (learner, collector, evaluator),
+// whose name is its type unless written; a task of type none has a name;
+// no two tasks share one.
+func (j *Job) checkTasks() field.ErrorList {
+	var errs field.ErrorList
+	typed := map[string]bool{}
+	named := map[string]bool{}
+	for i, w := range j.Workers {
+		if w.Task == "" {
+			continue
+		}
+		at := field.NewPath("spec", "tasks").Index(i)
+		switch {
+		case w.Type == noneType && !w.Named:
+			errs = append(errs, field.Required(at.Child("name"),
+				"none type task has no name: a task of type none needs one, which names its workload, its hosts and DI_<NAME>_NODES"))
+			continue
+		case w.Type != noneType && typed[w.Type]:
+			errs = append(errs, field.Invalid(at.Child("type"), w.Type, fmt.Sprintf(
+				"the number of %s task is more than one: DI-orchestrator runs at most one task of each type learner, collector and evaluator, and any number of type none", w.Type)))
+			if !w.Named {
+				// Its name, the type, is taken for the same reason.
+				continue
+			}
+		}
+		typed[w.Type] = true
+		if named[w.Task] {
+			errs = append(errs, field.Invalid(at.Child("name"), w.Task, "there is more than one task named "+w.Task))
+		}
+		named[w.Task] = true
+	}
+	return errs
+}
+
+// noneType is the task type of workers DI-engine gives no role.
+const noneType = "none"
 
 // maxArgument is the most bytes Linux allows one argument or variable of
 // a program it starts (MAX_ARG_STRLEN, 32 pages).

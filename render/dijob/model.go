@@ -60,8 +60,9 @@ type Workers struct {
 	// Role is the pods' job-role label: worker, or the task's name.
 	Role string
 	// Task and Type are the task's name and type; empty for the design's
-	// shape.
+	// shape. Named tells a name the task writes from the default, its type.
 	Task, Type string
+	Named      bool
 	Replicas   int32
 	// FirstRank is the rank of the pod of index 0.
 	FirstRank int32

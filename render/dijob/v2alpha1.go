@@ -96,8 +96,9 @@ func fromV2alpha1(v *schemas.Validated) (*Job, error) {
 		if err != nil || template == nil {
 			return nil, fmt.Errorf("spec.tasks[%d] has no template", i)
 		}
+		name, _ := v.Doc.Pipe(yaml.Lookup("spec", "tasks", strconv.Itoa(i), "name"))
 		job.Workers = append(job.Workers, &Workers{
-			Workload: owner.Name + "-" + t.Name, Role: t.Name, Task: t.Name, Type: t.Type,
+			Workload: owner.Name + "-" + t.Name, Role: t.Name, Task: t.Name, Type: t.Type, Named: name != nil,
 			Replicas: t.Replicas, FirstRank: rank, Template: template, Path: path.Child("tasks").Index(i).Child("template"),
 		})
 		rank += t.Replicas

@@ -26,6 +26,7 @@ import (
 
 type sshFixture struct {
 	dir  string
+	port string
 	sshd *sshtest.Server
 	env  []string
 }
@@ -34,7 +35,7 @@ func newSSHFixture(t *testing.T) *sshFixture {
 	dir := t.TempDir()
 	port := freePort(t)
 	sshd := sshtest.New(t, dir, "127.0.0.1", port)
-	return &sshFixture{dir: dir, sshd: sshd, env: []string{
+	return &sshFixture{dir: dir, port: port, sshd: sshd, env: []string{
 		"OMPI_MCA_plm_rsh_args=-p " + port + " -i " + sshd.Identity,
 	}}
 }
@@ -113,9 +114,23 @@ func TestWaitForWorkersGivesUpWithTheReason(t *testing.T) {
 	assert.Contains(t, stderr, "Connection refused", "the last ssh error says why")
 }
 
+// listening waits until sshd accepts connections: it listens a moment
+// after it starts, and a slow machine makes the moment long.
+func (f *sshFixture) listening(t *testing.T) {
+	require.Eventually(t, func() bool {
+		c, err := net.DialTimeout("tcp", "127.0.0.1:"+f.port, time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}, 30*time.Second, 50*time.Millisecond, "sshd does not listen")
+}
+
 func TestWaitForWorkersSkipsTheLauncher(t *testing.T) {
 	f := newSSHFixture(t)
 	require.NoError(t, <-f.startSSHDAfter(t, 0))
+	// Without a wait, the script's first try could be refused, and say so.
+	f.listening(t)
 	self, err := os.ReadFile("/etc/hostname")
 	if err != nil {
 		self, err = exec.Command("hostname").Output()

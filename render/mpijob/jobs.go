@@ -10,6 +10,7 @@ import (
 	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/render/naming"
+	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/pod"
 	"github.com/trainfn/trainfn/render/workload"
 	"github.com/trainfn/trainfn/render/ynode"
@@ -20,14 +21,17 @@ import (
 // accept SSH (or kubectl exec). When writesHosts, the ConfigMap has no
 // hostfile but a script that writes it, which runs first.
 func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []render.Warning, field.ErrorList) {
-	t, warnings := job.PodTemplate(job.Launcher.Template, job.Launcher.Path, labels.RoleLauncher, job.Launcher.RestartPolicy)
+	t, warnings := job.podTemplate(&job.Launcher, labels.RoleLauncher, job.Launcher.RestartPolicy)
 	warnings = append(warnings, workload.Overridden(t, "hostname", naming.Launcher(job.Name), "the hostfile and Hydra's proxies know the launcher by it")...)
 
 	main := job.main(t)
 	main.AddEnv("K_MPI_JOB_ROLE", labels.RoleLauncher)
 	agent := ""
-	if job.kubectlExec() {
+	switch job.launchMode() {
+	case options.KubectlExec:
 		agent = mpi.ConfigDir + "/" + mpi.KubexecKey
+	case options.Rsh:
+		agent = mpi.RshAgent
 	}
 	for _, e := range mpi.LauncherEnv(job.Implementation, job.SlotsPerWorker, agent) {
 		main.AddEnv(e.Name, e.Value)
@@ -51,12 +55,14 @@ func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []rend
 	// Only remote hosts need a remote shell, and a start-up to wait for.
 	remote := job.workers() > 0
 	var errs field.ErrorList
-	// shell is the volume the remote shell needs: kubectl or the SSH key.
+	// shell is the volume the remote shell needs: kubectl or the SSH key;
+	// rsh needs none.
 	var shell *yaml.Node
 	if remote {
 		items.Content = append(items.Content,
 			ynode.Map("key", mpi.WaitForWorkersKey, "path", mpi.WaitForWorkersKey, "mode", ynode.FileMode(0o555)))
-		if job.kubectlExec() {
+		switch job.launchMode() {
+		case options.KubectlExec:
 			items.Content = append(items.Content,
 				ynode.Map("key", mpi.KubexecKey, "path", mpi.KubexecKey, "mode", ynode.FileMode(0o555)))
 			warnings = append(warnings, workload.Overridden(t, "serviceAccountName", naming.Launcher(job.Name),
@@ -67,7 +73,7 @@ func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []rend
 			}
 			errs = appendErr(errs, mountKubectl(job, t, main))
 			shell = ynode.Map("name", kubectlVolume, "mountPath", mpi.KubectlDir)
-		} else {
+		case options.SSH:
 			errs = appendErr(errs, mountSSH(job, t, main))
 			shell = ynode.Map("name", sshVolume, "mountPath", job.SSHAuthMountPath)
 		}
@@ -90,6 +96,13 @@ func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []rend
 // mountKubectl gives the launcher kubectl: an init container of the
 // delivery image copies it into a volume the launcher mounts, unless the
 // launcher's image brings its own.
+//
+// The command is explicit: of mpioperator/kubectl-delivery, only its
+// kubectl, at /bin/kubectl in every version of the image, is used. The
+// image's own entrypoint differs by version, and its later one also reads
+// /etc/mpi/hostfile for pod names (trainfn's lists hostnames) and lists
+// and watches every pod of the namespace until those run, which the
+// launcher's Role does not allow, nor need: wait-for-workers waits.
 func mountKubectl(job *Job, t *pod.Template, main *pod.Container) *field.Error {
 	if err := t.AddVolume(ynode.Map("name", kubectlVolume, "emptyDir", ynode.Map())); err != nil {
 		return err
@@ -104,7 +117,7 @@ func mountKubectl(job *Job, t *pod.Template, main *pod.Container) *field.Error {
 	return t.AddInitContainer(ynode.Map(
 		"name", deliveryContainer,
 		"image", image,
-		"env", ynode.Seq(ynode.Map("name", "TARGET_DIR", "value", mpi.KubectlDir)),
+		"command", []string{"cp", deliveredKubectl, mpi.KubectlPath},
 		"resources", ynode.Map(
 			"limits", ynode.Map("cpu", "100m", "memory", "128Mi"),
 			"requests", ynode.Map("cpu", "100m", "memory", "128Mi")),
@@ -156,15 +169,8 @@ func waitForWorkers(main *pod.Container, shell *yaml.Node, files string) *yaml.N
 // workerJob runs one pod per worker as an Indexed Job: the Job controller
 // gives pod i the hostname <job>-worker-i and replaces it when it fails,
 // once the failed pod is gone, so that two pods never share a hostname.
-func workerJob(job *Job) (*yaml.RNode, *pod.Template, []render.Warning, field.ErrorList) {
-	t, main, warnings := workerTemplate(job, job.Worker.RestartPolicy, "Indexed Job")
-	if main.Get("command") == nil && main.Get("args") == nil {
-		main.Set("command", ynode.Of([]string{"/usr/sbin/sshd", "-De"}))
-	}
-	main.AddEnv("K_MPI_JOB_ROLE", labels.RoleWorker)
-	var errs field.ErrorList
-	errs = appendErr(errs, mountSSH(job, t, main))
-
+func workerJob(job *Job) (*yaml.RNode, *pod.Template, []render.Warning, *field.Error) {
+	t, warnings, err := workerTemplate(job, job.Worker.RestartPolicy, "Indexed Job")
 	n := job.Worker.Replicas
 	return job.Object("batch/v1", "Job", naming.Workers(job.Name), labels.Role(job.Name, labels.RoleWorker),
 		"spec", job.RunPolicy.JobSpec(
@@ -172,34 +178,17 @@ func workerJob(job *Job) (*yaml.RNode, *pod.Template, []render.Warning, field.Er
 			"completions", n,
 			"parallelism", n,
 			"podReplacementPolicy", "Failed",
-			"template", t.Node())), t, warnings, errs
+			"template", t.Node())), t, warnings, err
 }
 
-// workerStatefulSet runs the workers of the KubectlExec launch mode, as
-// seed 003 did: a StatefulSet names each pod as its host, <job>-worker-i, so
-// the launcher's Role can name the pods it may exec into. The workers idle
-// until mpirun starts its processes in them.
-func workerStatefulSet(job *Job) (*yaml.RNode, *pod.Template, []render.Warning) {
+// workerStatefulSet runs the workers as a StatefulSet, whose pods it
+// names as their hosts, <job>-worker-i: in the KubectlExec launch mode, so
+// that the launcher's Role can name the pods it may exec into, and for an
+// elastic job, whose count people, scripts and autoscalers change through
+// the scale subresource, the highest indexes leaving first.
+func workerStatefulSet(job *Job) (*yaml.RNode, *pod.Template, []render.Warning, *field.Error) {
 	// A StatefulSet restarts its pods whatever the replica's policy says.
-	t, main, warnings := workerTemplate(job, "Always", "StatefulSet")
-	if main.Get("command") == nil && main.Get("args") == nil {
-		main.Set("command", ynode.Of([]string{"sleep"}))
-		main.Set("args", ynode.Of([]string{"365d"}))
-	}
-	main.AddEnv("K_MPI_JOB_ROLE", labels.RoleWorker)
-	return job.StatefulSet(naming.Workers(job.Name), labels.RoleWorker, job.fixedReplicas(), t), t, warnings
-}
-
-// sshWorkerStatefulSet runs an elastic job's workers over SSH: the
-// StatefulSet's scale subresource is what people, scripts and autoscalers
-// change, and it removes the highest indexes first when scaled down.
-func sshWorkerStatefulSet(job *Job) (*yaml.RNode, *pod.Template, []render.Warning, *field.Error) {
-	t, main, warnings := workerTemplate(job, "Always", "StatefulSet")
-	if main.Get("command") == nil && main.Get("args") == nil {
-		main.Set("command", ynode.Of([]string{"/usr/sbin/sshd", "-De"}))
-	}
-	main.AddEnv("K_MPI_JOB_ROLE", labels.RoleWorker)
-	err := mountSSH(job, t, main)
+	t, warnings, err := workerTemplate(job, "Always", "StatefulSet")
 	return job.StatefulSet(naming.Workers(job.Name), labels.RoleWorker, job.fixedReplicas(), t), t, warnings, err
 }
 
@@ -213,14 +202,51 @@ func (j *Job) fixedReplicas() *int32 {
 }
 
 // workerTemplate prepares the workers' pod template for the workload that
-// runs them and names their hosts.
-func workerTemplate(job *Job, restartPolicy, workload string) (*pod.Template, *pod.Container, []render.Warning) {
-	t, warnings := job.PodTemplate(job.Worker.Template, job.Worker.Path, labels.RoleWorker, restartPolicy)
+// runs them, names their hosts, and has them serve what the launch mode's
+// mpirun reaches them with: sshd or an rsh server, or, in the KubectlExec
+// launch mode, an idle process that mpirun starts processes beside. The
+// template's own command, when it has one, runs instead.
+func workerTemplate(job *Job, restartPolicy, workload string) (*pod.Template, []render.Warning, *field.Error) {
+	t, warnings := job.podTemplate(job.Worker, labels.RoleWorker, restartPolicy)
 	if hostname := t.Remove("hostname"); hostname != nil {
 		warnings = append(warnings, render.Warning{Field: t.Path("hostname"),
 			Message: "ignored: the " + workload + " names the host of worker i " + naming.Workers(job.Name) + "-<i>"})
 	}
-	return t, job.main(t), warnings
+	// server is what the workers run, and mount what it needs.
+	var server, args []string
+	var mount func(*Job, *pod.Template, *pod.Container) *field.Error
+	switch job.launchMode() {
+	case options.KubectlExec:
+		server, args = []string{"sleep"}, []string{"365d"}
+	case options.Rsh:
+		server, mount = []string{"/bin/sh", mpi.ConfigDir + "/" + mpi.ServeRshKey}, mountRsh
+	default:
+		server, mount = []string{"/usr/sbin/sshd", "-De"}, mountSSH
+	}
+	main := job.main(t)
+	if main.Get("command") == nil && main.Get("args") == nil {
+		main.Set("command", ynode.Of(server))
+		if args != nil {
+			main.Set("args", ynode.Of(args))
+		}
+	}
+	main.AddEnv("K_MPI_JOB_ROLE", labels.RoleWorker)
+	if mount == nil {
+		return t, warnings, nil
+	}
+	return t, warnings, mount(job, t, main)
+}
+
+// mountRsh mounts on the workers what ServeRsh, their rsh server, reads:
+// itself and inetd's configuration, from the job's ConfigMap.
+func mountRsh(job *Job, t *pod.Template, main *pod.Container) *field.Error {
+	if err := t.AddVolume(ynode.Map("name", configVolume, "configMap", ynode.Map(
+		"name", naming.ConfigMap(job.Name), "items", ynode.Seq(
+			ynode.Map("key", mpi.ServeRshKey, "path", mpi.ServeRshKey, "mode", ynode.FileMode(0o555)),
+			ynode.Map("key", mpi.RshdConfKey, "path", mpi.RshdConfKey, "mode", ynode.FileMode(0o444)))))); err != nil {
+		return err
+	}
+	return main.AddVolumeMount(configVolume, mpi.ConfigDir)
 }
 
 // mountSSH mounts the job's SSH Secret at sshAuthMountPath: the private key

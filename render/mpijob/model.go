@@ -10,9 +10,11 @@ package mpijob
 import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/trainfn/trainfn/render"
 	"github.com/trainfn/trainfn/render/gang"
 	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/render/options"
+	"github.com/trainfn/trainfn/render/pod"
 	"github.com/trainfn/trainfn/render/workload"
 )
 
@@ -38,9 +40,16 @@ type Job struct {
 
 	Options options.Options
 
+	// PodLabels are the labels the version's operator put on the pods of
+	// a role, beside trainfn's own; nil when it put none of its own.
+	PodLabels func(role string) map[string]string
+
 	// Where a job version keeps what messages point at; Kubeflow's
 	// mpiReplicaSpecs and runPolicy when nil.
 	WorkersPath, CleanPodPolicyPath *field.Path
+	// RunPolicyAtTop tells a version that keeps its run policy's fields at
+	// the top of spec (v1alpha1, v1alpha2) from one with runPolicy.
+	RunPolicyAtTop bool
 }
 
 func (j *Job) workersPath() *field.Path {
@@ -57,9 +66,36 @@ func (j *Job) cleanPodPolicyPath() *field.Path {
 	return field.NewPath("spec", "runPolicy", "cleanPodPolicy")
 }
 
-// kubectlExec tells whether mpirun reaches the workers through kubectl exec
-// rather than SSH.
-func (j *Job) kubectlExec() bool { return j.Options.MPI.LaunchMode == options.KubectlExec }
+// podTemplate starts editing a replica's template for one role of the
+// job, with the labels its operator gave that role's pods.
+func (j *Job) podTemplate(r *workload.Replica, role, restartPolicy string) (*pod.Template, []render.Warning) {
+	t, warnings := j.PodTemplate(r.Template, r.Path, role, restartPolicy)
+	if j.PodLabels != nil {
+		t.AddLabels(j.PodLabels(role), true)
+	}
+	return t, warnings
+}
+
+// deadlineField names the field that bounds how long the job runs, as
+// messages name it.
+func (j *Job) deadlineField() string {
+	if j.RunPolicyAtTop {
+		return "activeDeadlineSeconds"
+	}
+	return "runPolicy.activeDeadlineSeconds"
+}
+
+// launchMode is how mpirun reaches the workers; SSH unless the options
+// say otherwise.
+func (j *Job) launchMode() options.LaunchMode {
+	if m := j.Options.MPI.LaunchMode; m != "" {
+		return m
+	}
+	return options.SSH
+}
+
+// kubectlExec tells whether mpirun reaches the workers through kubectl exec.
+func (j *Job) kubectlExec() bool { return j.launchMode() == options.KubectlExec }
 
 // elastic is the bounds within which the worker count changes at run
 // time; nil for a job whose count is the rendered one.

@@ -30,6 +30,9 @@ const (
 	kubectlVolume = "mpi-job-kubectl"
 )
 
+// deliveredKubectl is where the kubectl delivery image keeps kubectl.
+const deliveredKubectl = "/bin/kubectl"
+
 // configMapDir is where the launcher's first init container finds the
 // ConfigMap when the launcher writes the hostfile, mpi.ConfigDir being
 // the written files'.
@@ -61,10 +64,16 @@ func Render(job *Job) (render.Output, field.ErrorList) {
 	first, workers := hostList(job)
 	config := map[string]string{}
 	if job.workers() > 0 {
-		config[mpi.WaitForWorkersKey] = mpi.WaitForWorkers
-		if job.kubectlExec() {
+		switch job.launchMode() {
+		case options.KubectlExec:
 			config[mpi.WaitForWorkersKey] = mpi.WaitForExec
 			config[mpi.KubexecKey] = mpi.Kubexec(workerContainer(job))
+		case options.Rsh:
+			config[mpi.WaitForWorkersKey] = mpi.WaitForRsh
+			config[mpi.ServeRshKey] = mpi.ServeRsh
+			config[mpi.RshdConfKey] = mpi.RshdConf
+		default:
+			config[mpi.WaitForWorkersKey] = mpi.WaitForWorkers
 		}
 	}
 	hosts := slices.Concat(first, workers.Hosts())
@@ -105,20 +114,20 @@ func Render(job *Job) (render.Output, field.ErrorList) {
 	if job.Worker != nil {
 		var workers *yaml.RNode
 		var wt *pod.Template
-		switch {
-		case job.kubectlExec():
-			workers, wt, warnings = workerStatefulSet(job)
+		var err *field.Error
+		if job.kubectlExec() || job.elastic() != nil {
+			workers, wt, warnings, err = workerStatefulSet(job)
+		} else {
+			workers, wt, warnings, err = workerJob(job)
+		}
+		errs = appendErr(errs, err)
+		if job.kubectlExec() {
 			rbac, err := launcherRBAC(job)
 			errs = appendErr(errs, err)
 			out.Objects = append(out.Objects, rbac...)
-		case job.elastic() != nil:
-			var err *field.Error
-			workers, wt, warnings, err = sshWorkerStatefulSet(job)
-			errs = appendErr(errs, err)
-		default:
-			var werrs field.ErrorList
-			workers, wt, warnings, werrs = workerJob(job)
-			errs = append(errs, werrs...)
+		}
+		if job.launchMode() == options.Rsh {
+			out.Objects = append(out.Objects, rshNetworkPolicy(job))
 		}
 		handOff(job, workers)
 		out.Objects = append(out.Objects, workers)
@@ -205,6 +214,7 @@ func dataSize(data map[string]string) int {
 // not run as meant.
 func jobWarnings(job *Job, hosts int) []render.Warning {
 	var warnings []render.Warning
+	warnings = append(warnings, horovodWarning(job)...)
 	if hosts == 0 {
 		warnings = append(warnings, render.Warning{
 			Field:   field.NewPath("spec", "mpiReplicaSpecs"),
@@ -215,7 +225,7 @@ func jobWarnings(job *Job, hosts int) []render.Warning {
 		warnings = append(warnings, render.Warning{
 			Field: job.cleanPodPolicyPath(),
 			Message: fmt.Sprintf("stopping the workers when the launcher ends (cleanPodPolicy %s) is carried out at run time by trainfn's reconciler; without it they keep running, "+
-				"until the Jobs are deleted (runPolicy.activeDeadlineSeconds bounds them)", job.RunPolicy.CleanPodPolicy),
+				"until the Jobs are deleted (%s bounds them)", job.RunPolicy.CleanPodPolicy, job.deadlineField()),
 		})
 	}
 	return warnings

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render"
+	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/schemas"
 )
@@ -44,6 +45,7 @@ func fromV1(v *schemas.Validated, opts options.Options) (*Job, error) {
 		return nil, err
 	}
 	job.MainContainer = spec.MainContainer
+	job.PodLabels = trainingOperatorLabels
 	// training-operator counts a launcher that asks for a GPU as the
 	// hostfile's first host.
 	job.RunLauncherAsWorker = asksForGPU(job.Launcher.Template)
@@ -52,6 +54,17 @@ func fromV1(v *schemas.Validated, opts options.Options) (*Job, error) {
 		job.Worker = nil
 	}
 	return job, nil
+}
+
+// trainingOperatorLabels are the labels training-operator puts on an
+// MPIJob's pods besides the job's name: the replica type, and the master
+// role for the launcher, which its job-role says.
+func trainingOperatorLabels(role string) map[string]string {
+	l := map[string]string{labels.ReplicaType: role}
+	if role == labels.RoleLauncher {
+		l[labels.JobRole] = labels.RoleMaster
+	}
+	return l
 }
 
 // asksForGPU reads, as training-operator does, whether a container of the
@@ -77,7 +90,7 @@ func asksForGPU(template *yaml.RNode) bool {
 // launchModeWarning tells users of an operator that started processes
 // through kubectl exec that trainfn uses SSH unless asked otherwise.
 func launchModeWarning(job *Job, operator string) []render.Warning {
-	if job.kubectlExec() || job.Worker == nil {
+	if job.launchMode() != options.SSH || job.Worker == nil {
 		return nil
 	}
 	return []render.Warning{{

@@ -2,12 +2,14 @@ package mpijob
 
 import (
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render"
+	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/workload"
@@ -77,16 +79,20 @@ func fromV1alpha1(v *schemas.Validated, opts options.Options) (*Job, []render.Wa
 			return nil, nil, err
 		}
 	}
+	// One template serves every pod, and its command is the launcher's
+	// mpirun: upstream's workers idled in its place, here they serve the
+	// launch mode's remote shell.
+	warnings := workerCommand(worker, path, opts)
 	launcher := template.Copy()
 	if err := launcher.PipeE(yaml.Lookup("spec", "containers", "0"), yaml.Clear("resources")); err != nil {
 		return nil, nil, err
 	}
-	var warnings []render.Warning
 	if spec.LauncherOnMaster {
-		warnings, err = onControlPlane(launcher, path)
+		replaced, err := onControlPlane(launcher, path)
 		if err != nil {
 			return nil, nil, err
 		}
+		warnings = append(warnings, replaced...)
 	}
 
 	slots := units
@@ -113,10 +119,45 @@ func fromV1alpha1(v *schemas.Validated, opts options.Options) (*Job, []render.Wa
 			ActiveDeadlineSeconds: spec.ActiveDeadlineSeconds,
 		},
 		Options:            opts,
+		PodLabels:          func(role string) map[string]string { return labels.MPIv1alpha(owner.Name, role) },
 		WorkersPath:        field.NewPath("spec", sizedBy(spec)),
 		CleanPodPolicyPath: field.NewPath("spec"),
+		RunPolicyAtTop:     true,
 	}
 	return job, warnings, nil
+}
+
+// workerCommand removes the command and arguments of the workers' first
+// container, which the template gives for the launcher, so that the
+// workers run what the launch mode needs instead, and says so.
+func workerCommand(worker *yaml.RNode, path *field.Path, opts options.Options) []render.Warning {
+	c, err := worker.Pipe(yaml.Lookup("spec", "containers", "0"))
+	if err != nil || c == nil {
+		return nil
+	}
+	var cleared []string
+	for _, name := range []string{"command", "args"} {
+		if c.Field(name) != nil {
+			cleared = append(cleared, name)
+			_ = c.PipeE(yaml.Clear(name))
+		}
+	}
+	if len(cleared) == 0 {
+		return nil
+	}
+	var serves string
+	switch opts.MPI.LaunchMode {
+	case options.KubectlExec:
+		serves = "sleep 365d, while the launcher's mpirun starts processes in them through kubectl exec"
+	case options.Rsh:
+		serves = "an rsh server (" + mpi.ConfigDir + "/" + mpi.ServeRshKey + "), which the launcher's mpirun reaches them with"
+	default:
+		serves = "sshd (/usr/sbin/sshd -De), which the launcher's mpirun logs in to"
+	}
+	container := path.Child("spec", "containers").Index(0)
+	return []render.Warning{{Field: container.Child(cleared[0]),
+		Message: "run by the launcher alone: one template serves every pod of a v1alpha1 MPIJob, and, as mpi-operator did, the workers do not run its " +
+			strings.Join(cleared, " and ") + " but " + serves}}
 }
 
 // sizedBy names the field that sizes the workers.

@@ -6,6 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/trainfn/trainfn/render"
+	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/schemas"
@@ -46,6 +47,17 @@ func fromV2beta1(v *schemas.Validated, opts options.Options) (*Job, error) {
 	}
 	job.Implementation = mpi.Implementation(spec.MPIImplementation)
 	job.RunLauncherAsWorker = spec.RunLauncherAsWorker
+	if job.RunLauncherAsWorker {
+		// The launcher is the hostfile's first host, index 0, as
+		// mpi-operator labels it; its workers' indexes then start at 1,
+		// which their Indexed Job's completion index cannot say.
+		job.PodLabels = func(role string) map[string]string {
+			if role == labels.RoleLauncher {
+				return map[string]string{labels.ReplicaIndex: "0"}
+			}
+			return nil
+		}
+	}
 	job.SSHAuthMountPath = spec.SSHAuthMountPath
 	return job, nil
 }

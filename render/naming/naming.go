@@ -14,6 +14,10 @@ func ConfigMap(job string) string { return job + "-config" }
 // SSHSecret is the Secret with the job's SSH key, supplied by the user.
 func SSHSecret(job string) string { return job + "-ssh" }
 
+// RshPolicy is the NetworkPolicy that keeps the rsh port of the job's
+// workers to the job's own pods.
+func RshPolicy(job string) string { return job + "-rsh" }
+
 // Launcher is the launcher's Job, and its pod's hostname.
 func Launcher(job string) string { return job + "-launcher" }
 

@@ -21,10 +21,16 @@ type LaunchMode string
 const (
 	// SSH: workers run sshd; the launcher logs in with the job's key.
 	SSH LaunchMode = "SSH"
-	// KubectlExec: mpirun's remote shell is kubectl exec (seed 003), for
-	// images without sshd, at the price of RBAC for the launcher.
+	// KubectlExec: mpirun's remote shell is kubectl exec, for images
+	// without sshd, at the price of RBAC for the launcher.
 	KubectlExec LaunchMode = "KubectlExec"
+	// Rsh: workers run an rsh server that trusts any peer the job's
+	// NetworkPolicy admits, its own pods; no key, no RBAC, no encryption.
+	Rsh LaunchMode = "Rsh"
 )
+
+// LaunchModes are the launch modes trainfn renders.
+var LaunchModes = []LaunchMode{SSH, KubectlExec, Rsh}
 
 // Scheduler is a gang scheduler trainfn renders for.
 type Scheduler string
@@ -137,10 +143,10 @@ func (o Options) ForJob(annotations map[string]string) (Options, field.ErrorList
 	var errs field.ErrorList
 	at := field.NewPath("metadata", "annotations")
 	if v, ok := annotations[LaunchModeAnnotation]; ok {
-		if mode := LaunchMode(v); slices.Contains([]LaunchMode{SSH, KubectlExec}, mode) {
+		if mode := LaunchMode(v); slices.Contains(LaunchModes, mode) {
 			o.MPI.LaunchMode = mode
 		} else {
-			errs = append(errs, field.NotSupported(at.Key(LaunchModeAnnotation), v, []string{string(SSH), string(KubectlExec)}))
+			errs = append(errs, field.NotSupported(at.Key(LaunchModeAnnotation), v, LaunchModes))
 		}
 	}
 	if v, ok := annotations[GangSchedulerAnnotation]; ok {

@@ -79,7 +79,9 @@ func (j *Job) env(p ports, rank int) []envVar {
 			env = append(env, envVar{"PET_RDZV_CONF", strings.Join(conf, ",")})
 		}
 		if e.Standalone {
-			env = append(env, envVar{"PET_STANDALONE", ""})
+			// torchrun reads it as bool(int(value)): training-operator's
+			// empty value stops it with a ValueError before it starts.
+			env = append(env, envVar{"PET_STANDALONE", "1"})
 		}
 		return env
 	}

@@ -46,6 +46,7 @@ func Render(job *Job) (render.Output, field.ErrorList) {
 	out.Objects = append(out.Objects, job.services()...)
 	if master != nil {
 		out.Warnings = append(out.Warnings, dropHostname(master, "the Indexed Job names the master's host "+naming.MasterHostname(job.Name))...)
+		master.AddLabels(map[string]string{labels.ReplicaIndex: "0"}, true)
 		setEnv(master, job.env(p, 0))
 		out.Objects = append(out.Objects, job.Object("batch/v1", "Job", naming.Master(job.Name), labels.Role(job.Name, labels.RoleMaster),
 			"spec", jobSpec(job, job.Master, append(indexed(1), "template", master.Node())...)))
@@ -63,6 +64,7 @@ func Render(job *Job) (render.Output, field.ErrorList) {
 		for i := range int(job.Worker.Replicas) {
 			t := worker.Copy()
 			t.Set("hostname", ynode.String(naming.WorkerHostname(job.Name, i)))
+			t.AddLabels(map[string]string{labels.ReplicaIndex: strconv.Itoa(i)}, true)
 			setEnv(t, job.env(p, i+1))
 			workers := job.Object("batch/v1", "Job", naming.WorkerHostname(job.Name, i), labels.Role(job.Name, labels.RoleWorker),
 				"spec", jobSpec(job, job.Worker,
@@ -151,6 +153,11 @@ func (j *Job) check() field.ErrorList {
 			errs = append(errs, field.Invalid(specs.Child("Worker", "replicas"), j.Worker.Replicas, "must be within the elastic bounds "+s.String()+" of "+options.ElasticWorkersAnnotation))
 		}
 	}
+	if e := j.Elastic; e != nil && e.Standalone && e.MinReplicas > 1 {
+		errs = append(errs, field.Invalid(field.NewPath("spec", "elasticPolicy", "standalone"), true, fmt.Sprintf(
+			"torchrun's --standalone meets on each pod's own localhost, where no other pod joins, so with minReplicas %d it waits for nodes that never come: "+
+				"set minReplicas to 1, or drop standalone to meet at PET_RDZV_ENDPOINT", e.MinReplicas)))
+	}
 	for _, r := range []*workload.Replica{j.Master, j.Worker} {
 		if r != nil && pod.NewTemplate(r.Template, r.Path).Container(pytorchContainer) == nil {
 			errs = append(errs, field.Required(r.Path.Child("spec", "containers"), "a container named "+pytorchContainer))
@@ -206,6 +213,9 @@ func template(job *Job, r *workload.Replica, role string) (*pod.Template, []rend
 		restart = "Never"
 	}
 	t, warnings := job.PodTemplate(r.Template, r.Path, role, restart)
+	// training-operator's replica type; its job-role is master on the
+	// master alone, as here.
+	t.AddLabels(map[string]string{labels.ReplicaType: role}, true)
 	t.Container(pytorchContainer).SetDefaultPort(portName, defaultPort)
 	return t, warnings
 }
@@ -312,6 +322,12 @@ func jobWarnings(job *Job) []render.Warning {
 				Field: field.NewPath("spec", "pytorchReplicaSpecs", "Worker", "replicas"),
 				Message: fmt.Sprintf("%d workers start, outside elasticPolicy's [%d, %d]: torchrun waits for at least %d and admits at most %d",
 					n, e.MinReplicas, e.MaxReplicas, e.MinReplicas, e.MaxReplicas),
+			})
+		}
+		if pods := job.replicas(); e.Standalone && (pods > 1 || e.MaxReplicas > 1) {
+			warnings = append(warnings, render.Warning{
+				Field:   field.NewPath("spec", "elasticPolicy", "standalone"),
+				Message: fmt.Sprintf("each pod's torchrun meets only itself on its own localhost (--standalone): the job's %d pods, and any worker added later, each train alone", pods),
 			})
 		}
 		if job.Master != nil {

@@ -149,8 +149,8 @@ func TestElasticEnvironment(t *testing.T) {
 		"PET_MAX_RESTARTS":  "7",
 		"PET_RDZV_ID":       "run-1",
 		"PET_RDZV_CONF":     "join_timeout=60,last_call_timeout=5",
-		"PET_STANDALONE":    "",
-	}, env(t, job), "no PET_NPROC_PER_NODE unless written, as upstream")
+		"PET_STANDALONE":    "1",
+	}, env(t, job), "no PET_NPROC_PER_NODE unless written, as upstream; PET_STANDALONE an integer, as torchrun reads it")
 	assert.Equal(t, []batchv1.SuccessPolicyRule{{SucceededCount: ptr.To[int32](1)}}, job.Spec.SuccessPolicy.Rules)
 	assert.Equal(t, "wait-for-rendezvous", job.Spec.Template.Spec.InitContainers[0].Name)
 	assert.Equal(t, "e-worker-0", job.Spec.Template.Spec.InitContainers[0].Command[4])

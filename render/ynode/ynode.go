@@ -6,6 +6,7 @@ package ynode
 import (
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -100,14 +101,43 @@ func Of(v any) *yaml.Node {
 }
 
 // String is a string scalar. The encoder quotes what YAML 1.2 would read as
-// another type; strings YAML 1.1 reads so ("on", "y", "no") are quoted here,
-// since kubectl and the API server's clients read YAML 1.1.
+// another type; strings YAML 1.1 reads so ("on", "y", "no", "2:4") are
+// quoted here, since kubectl, PyYAML and other tools read YAML 1.1.
 func String(s string) *yaml.Node {
 	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: s}
-	if mayReadAsNonString(s) && yaml.IsValueNonString(s) {
+	if readsAsNonStringInYAML11(s) {
 		n.Style = yaml.DoubleQuotedStyle
 	}
 	return n
+}
+
+// QuoteForYAML11 double-quotes every plain string scalar under n that a
+// YAML 1.1 reader would take for another type, as String does: a pod
+// template's values keep the style they were written in, and a plain
+// `value: 2:4`, a string in YAML 1.2, is the integer 124 to PyYAML.
+func QuoteForYAML11(n *yaml.Node) {
+	if n == nil {
+		return
+	}
+	if n.Kind == yaml.ScalarNode && n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0 &&
+		n.ShortTag() == yaml.NodeTagString && readsAsNonStringInYAML11(n.Value) {
+		n.Style = yaml.DoubleQuotedStyle
+	}
+	for _, c := range n.Content {
+		QuoteForYAML11(c)
+	}
+}
+
+// sexagesimal are YAML 1.1's base-60 integers and floats ("1:30",
+// "2:4", "190:20:30.15"), which kyaml's YAML 1.1 parser (go-yaml v2) does
+// not implement and other YAML 1.1 readers, PyYAML among them, do.
+var sexagesimal = regexp.MustCompile(`^[-+]?([1-9][0-9_]*(:[0-5]?[0-9])+|[0-9][0-9_]*(:[0-5]?[0-9])+\.[0-9_]*)$`)
+
+// readsAsNonStringInYAML11 tells whether a YAML 1.1 reader takes the
+// plain scalar s for something other than a string: kyaml's test, and
+// base-60 numbers.
+func readsAsNonStringInYAML11(s string) bool {
+	return mayReadAsNonString(s) && (yaml.IsValueNonString(s) || sexagesimal.MatchString(s))
 }
 
 // mayReadAsNonString is a cheap first look before kyaml's exact test, which

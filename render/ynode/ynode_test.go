@@ -22,6 +22,26 @@ func TestStringsStayStringsInYAML11(t *testing.T) {
 	}
 }
 
+// Strings that kubectl's YAML 1.1 reader takes for strings but PyYAML and
+// Ruby, which implement YAML 1.1's base-60 numbers, do not, are quoted too.
+func TestBase60NumbersAreQuoted(t *testing.T) {
+	for s, quoted := range map[string]bool{
+		"2:4": true, "1:30": true, "-1:30": true, "190:20:30.15": true, "1:30.5": true,
+		"registry:5000": false, "a:1": false, ":30": false, "1:60": false, "0:30": false,
+	} {
+		assert.Equal(t, quoted, String(s).Style == yaml.DoubleQuotedStyle, "%q", s)
+	}
+}
+
+// QuoteForYAML11 quotes what String would, in nodes it did not make, and
+// leaves alone what is not a plain string.
+func TestQuoteForYAML11(t *testing.T) {
+	doc, err := yaml.Parse("a: 2:4\nb: 'on'\nc: off\nd: 3\ne: [y, n, pi]\nf: |\n  1:30\n1:30: key\n")
+	require.NoError(t, err)
+	QuoteForYAML11(doc.YNode())
+	assert.Equal(t, "a: \"2:4\"\nb: 'on'\nc: \"off\"\nd: 3\ne: [\"y\", \"n\", pi]\nf: |\n  1:30\n\"1:30\": key\n", doc.MustString())
+}
+
 func TestMapSkipsNilPointers(t *testing.T) {
 	var unset *int32
 	three := int32(3)

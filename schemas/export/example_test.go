@@ -52,6 +52,7 @@ func ExampleSet_WriteKubeconform() {
 	// kubeflow.org/mpijob_v1.json
 	// kubeflow.org/pytorchjob_v1.json
 	// kubeflow.org/mpijob_v1alpha1.json
+	// kubeflow.org/mpijob_v1alpha2.json
 	// kubeflow.org/mpijob_v2beta1.json
 	// schemas/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json
 }
@@ -67,6 +68,7 @@ func ExampleLookupKind() {
 	// Output:
 	// kubeflow.org/v1/MPIJob org.kubeflow.v1.MPIJob
 	// kubeflow.org/v1alpha1/MPIJob org.kubeflow.v1alpha1.MPIJob
+	// kubeflow.org/v1alpha2/MPIJob org.kubeflow.v1alpha2.MPIJob
 	// kubeflow.org/v2beta1/MPIJob org.kubeflow.v2beta1.MPIJob
-	// no schema for "TFJob": trainfn has schemas for diengine.opendilab.org/v2alpha1/DIJob, fn.trainfn.dev/v1alpha1/TrainFn, kubeflow.org/v1/MPIJob, kubeflow.org/v1/PyTorchJob, kubeflow.org/v1alpha1/MPIJob, kubeflow.org/v2beta1/MPIJob
+	// no schema for "TFJob": trainfn has schemas for diengine.opendilab.org/v2alpha1/DIJob, fn.trainfn.dev/v1alpha1/TrainFn, kubeflow.org/v1/MPIJob, kubeflow.org/v1/PyTorchJob, kubeflow.org/v1alpha1/MPIJob, kubeflow.org/v1alpha2/MPIJob, kubeflow.org/v2beta1/MPIJob
 }

@@ -19,6 +19,7 @@ var packageNames = map[string]string{
 	"kubeflow/v2beta1":  "org.kubeflow.v2beta1",
 	"kubeflow/v1":       "org.kubeflow.v1",
 	"kubeflow/v1alpha1": "org.kubeflow.v1alpha1",
+	"kubeflow/v1alpha2": "org.kubeflow.v1alpha2",
 	"diengine/v2alpha1": "org.opendilab.diengine.v2alpha1",
 	"fn/v1alpha1":       "dev.trainfn.fn.v1alpha1",
 }

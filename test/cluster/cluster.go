@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -27,6 +28,9 @@ import (
 type Options struct {
 	// Nodes is the number of fake nodes; 3 when zero.
 	Nodes int
+	// NodeResources are resources every fake node offers beside, or
+	// instead of, its default capacity: the devices that jobs ask for.
+	NodeResources corev1.ResourceList
 	// ControlPlaneNode adds one more fake node, marked as kubeadm marks a
 	// control-plane node (label and NoSchedule taint), for the pods that
 	// ask to run on one.
@@ -63,7 +67,9 @@ var running = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kub
 // endpoint controllers fill Services, the garbage collector follows owner
 // references, and the node lifecycle controller lifts the not-ready taint
 // the API server puts on every new node once kwok reports it ready.
-// Namespaces and service accounts are what every namespace needs to run pods.
+// Namespaces and service accounts are what every namespace needs to run pods;
+// the volume binder binds the claims a job's pods mount, as a user provides
+// them, to their volumes.
 var controllers = []string{
 	"job-controller",
 	"statefulset-controller",
@@ -74,6 +80,7 @@ var controllers = []string{
 	"node-lifecycle-controller",
 	"pod-garbage-collector-controller",
 	"ttl-after-finished-controller",
+	"persistentvolume-binder-controller",
 	"namespace-controller",
 	"serviceaccount-controller",
 	"root-ca-certificate-publisher-controller",
@@ -114,7 +121,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err = c.startControllers(users, opts.SchedulerNames); err != nil {
 		return c, err
 	}
-	if err = c.addNodes(ctx, opts.Nodes, opts.ControlPlaneNode); err != nil {
+	if err = c.addNodes(ctx, opts.Nodes, opts.ControlPlaneNode, opts.NodeResources); err != nil {
 		return c, err
 	}
 	return c, nil

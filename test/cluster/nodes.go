@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -31,16 +32,19 @@ var nodeCapacity = corev1.ResourceList{
 const controlPlaneRole = "node-role.kubernetes.io/control-plane"
 
 // addNodes registers fake nodes, as kubelets do, n of them for any pod and,
-// if controlPlane, one more as kubeadm marks a control-plane node; and
-// waits until the scheduler may use them: kwok has reported them ready and
-// the node lifecycle controller has lifted the not-ready taint.
-func (c *Cluster) addNodes(ctx context.Context, n int, controlPlane bool) error {
+// if controlPlane, one more as kubeadm marks a control-plane node, each with
+// the default capacity and resources; and waits until the scheduler may use
+// them: kwok has reported them ready and the node lifecycle controller has
+// lifted the not-ready taint.
+func (c *Cluster) addNodes(ctx context.Context, n int, controlPlane bool, resources corev1.ResourceList) error {
+	capacity := maps.Clone(nodeCapacity)
+	maps.Copy(capacity, resources)
 	var nodes []*corev1.Node
 	for i := range n {
-		nodes = append(nodes, fakeNode(fmt.Sprintf("kwok-node-%d", i)))
+		nodes = append(nodes, fakeNode(fmt.Sprintf("kwok-node-%d", i), capacity))
 	}
 	if controlPlane {
-		node := fakeNode("kwok-control-plane")
+		node := fakeNode("kwok-control-plane", capacity)
 		node.Labels[controlPlaneRole] = ""
 		node.Spec.Taints = []corev1.Taint{{Key: controlPlaneRole, Effect: corev1.TaintEffectNoSchedule}}
 		nodes = append(nodes, node)
@@ -75,7 +79,7 @@ func (c *Cluster) addNodes(ctx context.Context, n int, controlPlane bool) error 
 }
 
 // fakeNode is a node for kwok to play the kubelet of.
-func fakeNode(name string) *corev1.Node {
+func fakeNode(name string, capacity corev1.ResourceList) *corev1.Node {
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:        name,
@@ -87,7 +91,7 @@ func fakeNode(name string) *corev1.Node {
 				"type":                   "kwok",
 			},
 		},
-		Status: corev1.NodeStatus{Capacity: nodeCapacity, Allocatable: nodeCapacity},
+		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
 	}
 }
 

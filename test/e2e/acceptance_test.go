@@ -56,6 +56,7 @@ func TestAcceptance(t *testing.T) {
 			t.Run("server-side apply", func(t *testing.T) {
 				t.Parallel()
 				ns := kube.Namespace(t)
+				provideClaims(t, ns, objs)
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
 				require.NoError(t, serverSideApply(ctx, ns, objs), "the API server refused %s", path)
@@ -70,6 +71,7 @@ func TestAcceptance(t *testing.T) {
 					}
 				}
 				ns := kube.Namespace(t)
+				provideClaims(t, ns, objs)
 				file := path
 				if len(objs) != len(all) {
 					file = writeObjects(t, objs)

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
 	"github.com/trainfn/trainfn/test/cluster"
 )
 
@@ -21,6 +24,17 @@ var kube *cluster.Cluster
 // by both routes at once, beside the other outputs applied in parallel.
 const fakeNodes = 40
 
+// nodeResources are what the vendor samples among the outputs ask of a
+// node beyond the default fake node's, so that their pods are placed:
+// testdata/aws-do-eks-v1alpha2-deepspeed-bert's workers take 90 CPUs,
+// Habana's Gaudi accelerators, AWS's EFA devices and huge pages.
+var nodeResources = corev1.ResourceList{
+	corev1.ResourceCPU:      resource.MustParse("96"),
+	"habana.ai/gaudi":       resource.MustParse("8"),
+	"vpc.amazonaws.com/efa": resource.MustParse("4"),
+	"hugepages-2Mi":         resource.MustParse("64Gi"),
+}
+
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -32,6 +46,7 @@ func run(m *testing.M) int {
 	var err error
 	kube, err = cluster.Start(ctx, cluster.Options{
 		Nodes:            fakeNodes,
+		NodeResources:    nodeResources,
 		ControlPlaneNode: true, // some launchers ask to run on one
 		SchedulerNames:   standInSchedulers,
 	})

@@ -118,6 +118,34 @@ Port `+sshPort+`
 	return img
 }
 
+// addRsh lays an rsh server and client over the image, as an image that
+// installs Debian's rsh-server, rsh-client and openbsd-inetd has them: the
+// files hack/tools.sh e2e unpacked, the client under its own name, rsh,
+// which it reads the host from when called by another.
+func (img *image) addRsh(t *testing.T) {
+	t.Helper()
+	unpacked := testtool.Unpacked(t, "rsh")
+	root := users[0]
+	for from, to := range map[string]string{
+		"usr/sbin/in.rshd":   "usr/sbin/in.rshd",
+		"usr/sbin/inetd":     "usr/sbin/inetd",
+		"usr/bin/netkit-rsh": "usr/bin/rsh",
+		"etc/pam.d/rsh":      "etc/pam.d/rsh",
+	} {
+		info, err := os.Stat(filepath.Join(unpacked, from))
+		require.NoError(t, err)
+		content, err := os.ReadFile(filepath.Join(unpacked, from))
+		require.NoError(t, err)
+		img.write(t, to, info.Mode().Perm(), root, string(content))
+	}
+	// rshd names its peer by its address, and stops when the lookup fails
+	// for a while rather than for good. Cluster DNS answers at once that
+	// an address it does not know has no name; here the hosts file stands
+	// in for cluster DNS, and with no name server to ask, only a resolver
+	// that reads it alone answers the same.
+	img.write(t, "etc/nsswitch.conf", 0o644, root, "passwd: files\ngroup: files\nshadow: files\nhosts: files\n")
+}
+
 // user is the image's account a container runs as: its securityContext's
 // runAsUser, else the pod's, else the image's default; its group likewise,
 // else the account's own, as container runtimes choose.

@@ -57,15 +57,24 @@ func TestMPIRun(t *testing.T) {
 		// late is a worker whose pod starts only after the launcher's
 		// wait-for-workers step began, or -1.
 		late int
+		// shell is the remote shell mpirun reaches the workers with, as
+		// the wait-for-workers step names it.
+		shell string
 	}{
-		{"openmpi.yaml", "openmpi", 1},
-		{"mpich.yaml", "mpich", -1},
-		{"openmpi-user.yaml", "openmpi", -1},
-		{"mpich-user.yaml", "mpich", -1},
+		{"openmpi.yaml", "openmpi", 1, "SSH"},
+		{"mpich.yaml", "mpich", -1, "SSH"},
+		{"openmpi-user.yaml", "openmpi", -1, "SSH"},
+		{"mpich-user.yaml", "mpich", -1, "SSH"},
+		// The design's one template, whose command is mpirun: the workers
+		// serve SSH instead of running it.
+		{"openmpi-v1alpha1.yaml", "openmpi", -1, "SSH"},
+		// The Rsh launch mode: rsh servers, no key.
+		{"openmpi-rsh.yaml", "openmpi", 2, "rsh"},
+		{"mpich-rsh.yaml", "mpich", -1, "rsh"},
 	} {
 		t.Run(strings.TrimSuffix(tt.manifest, ".yaml"), func(t *testing.T) {
 			began := time.Now()
-			runJob(t, tt.manifest, tt.mpi, tt.late)
+			runJob(t, tt.manifest, tt.mpi, tt.late, tt.shell)
 			t.Logf("scenario took %s", time.Since(began).Round(100*time.Millisecond))
 		})
 	}
@@ -73,12 +82,15 @@ func TestMPIRun(t *testing.T) {
 
 // runJob stands up the job's pods, runs its launcher and checks what
 // mpirun's ranks report.
-func runJob(t *testing.T, manifest, mpi string, late int) {
+func runJob(t *testing.T, manifest, mpi string, late int, shell string) {
 	ctx, cancel := context.WithTimeout(context.Background(), scenario)
 	defer cancel()
 	name, slots := readJob(t, manifest)
 	out := render(t, manifest)
 	c := newCluster(t, ctx, out, mpi, name)
+	if shell == "rsh" {
+		c.image.addRsh(t)
+	}
 
 	var launcher *rendered.Pod
 	var workers []*rendered.Pod
@@ -120,7 +132,7 @@ func runJob(t *testing.T, manifest, mpi string, late int) {
 	require.NotNil(t, wait, "the launcher has no init container %s", waitStep)
 	t.Logf("%s:\n%s", waitStep, strings.TrimSpace(wait.output()))
 	for _, w := range workers {
-		assert.Contains(t, wait.output(), "trainfn: "+host(w)+" accepts SSH\n")
+		assert.Contains(t, wait.output(), "trainfn: "+host(w)+" accepts "+shell+"\n")
 	}
 	if late >= 0 {
 		assert.Contains(t, wait.output(), "trainfn: waiting for "+host(workers[late])+" (",

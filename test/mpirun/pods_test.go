@@ -32,7 +32,8 @@ import (
 // overlay (cluster.run checks).
 //
 // Arguments: the image's folder, the pod's folder, the working directory,
-// then SOURCE=TARGET for each volume mount, then -- and the command.
+// then ro:SOURCE=TARGET or rw:SOURCE=TARGET for each volume mount, then --
+// and the command.
 const mountShell = `set -eu
 image=$1 pod=$2 workdir=$3
 shift 3
@@ -50,10 +51,11 @@ mount --bind "$pod/rw/hosts" /etc/hosts
 touch /etc/hostname
 mount --bind "$pod/hostname" /etc/hostname
 while [ "$1" != -- ]; do
-	source=${1%%=*} target=${1#*=}
+	access=${1%%:*} mount=${1#*:}
+	source=${mount%%=*} target=${mount#*=}
 	mkdir -p "$target"
 	mount --bind "$source" "$target"
-	mount -o remount,bind,ro "$target"
+	[ "$access" = rw ] || mount -o remount,bind,ro "$target"
 	shift
 done
 shift
@@ -207,6 +209,12 @@ func (c *cluster) project(s *pod, v corev1.Volume) {
 			data[k] = []byte(val)
 		}
 		items, defaultMode = v.ConfigMap.Items, v.ConfigMap.DefaultMode
+	case v.EmptyDir != nil:
+		// Empty, and writable by any user, as the kubelet makes it.
+		dir := filepath.Join(s.dir, "volumes", v.Name)
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		require.NoError(t, os.Chmod(dir, 0o777))
+		return
 	case v.Secret != nil:
 		var ok bool
 		data, ok = c.secrets[v.Secret.SecretName]
@@ -268,7 +276,13 @@ func (c *cluster) run(s *pod, name string, argv []string) *container {
 		require.Empty(t, m.SubPath, "%s: subPath is not stood in for", name)
 		require.True(t, c.image.covers(m.MountPath),
 			"%s mounts %s outside the folders the image overlays: the mount point would be made on the machine", name, m.MountPath)
-		args = append(args, filepath.Join(s.dir, "volumes", m.Name)+"="+m.MountPath)
+		// The kubelet mounts ConfigMaps and Secrets read-only, emptyDirs
+		// as the mount asks.
+		access := "ro"
+		if v := s.volume(m.Name); v != nil && v.EmptyDir != nil && !m.ReadOnly {
+			access = "rw"
+		}
+		args = append(args, access+":"+filepath.Join(s.dir, "volumes", m.Name)+"="+m.MountPath)
 	}
 	args = append(append(args, "--"), argv...)
 
@@ -288,6 +302,16 @@ func (c *cluster) run(s *pod, name string, argv []string) *container {
 	// The scenario's context ends before cleanups run: this only reaps.
 	t.Cleanup(func() { <-ct.done })
 	return ct
+}
+
+// volume is the pod's volume of that name, nil when it has none.
+func (s *pod) volume(name string) *corev1.Volume {
+	for i := range s.Spec.Volumes {
+		if s.Spec.Volumes[i].Name == name {
+			return &s.Spec.Volumes[i]
+		}
+	}
+	return nil
 }
 
 // killAll kills every process left in a pod's network namespace.

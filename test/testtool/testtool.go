@@ -47,6 +47,22 @@ func Built(name string) (string, bool) {
 	return p, Executable(p)
 }
 
+// Unpacked returns the folder the project's scripts unpacked a tool's
+// packages into, under the repository's .cache: a test without it fails
+// under RequireEnv and is skipped otherwise.
+func Unpacked(t testing.TB, name string) string {
+	t.Helper()
+	dir := filepath.Join(repoRoot(), ".cache", name)
+	if info, err := os.Stat(dir); err == nil && info.IsDir() {
+		return dir
+	}
+	if os.Getenv(RequireEnv) != "" {
+		t.Fatalf("%s is not unpacked into .cache: run hack/tools.sh e2e", name)
+	}
+	t.Skipf("%s is not unpacked into .cache: run hack/tools.sh e2e", name)
+	return ""
+}
+
 // Executable reports whether p is a file that may be run.
 func Executable(p string) bool {
 	info, err := os.Stat(p)

@@ -112,6 +112,23 @@ func TestElasticAdmitsAThirdWorker(t *testing.T) {
 	}
 }
 
+func TestStandaloneTrainsOnOnePod(t *testing.T) {
+	out := render(t, "standalone.yaml")
+	c := newCluster(t, out)
+	require.Len(t, out.Jobs, 1)
+	pods := rendered.Pods(&out.Jobs[0])
+	require.Len(t, pods, 1)
+	p := c.start(pods[0])
+	p.wait(t)
+	lines := p.reports(t)
+	require.Len(t, lines, 2, p.output())
+	for rank, r := range lines {
+		assert.Equal(t, report{host: pods[0].Hostname, rank: r.rank, world: 2, sum: 3}, r, "the pod's two processes are the whole world")
+		assert.Contains(t, []int{0, 1}, r.rank, "rank %d", rank)
+	}
+	assert.NotEqual(t, lines[0].rank, lines[1].rank)
+}
+
 // render runs trainfn on a manifest of testdata.
 func render(t *testing.T, manifest string) *rendered.Output {
 	t.Helper()

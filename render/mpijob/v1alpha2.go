@@ -1,0 +1,131 @@
+package mpijob
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/trainfn/trainfn/render"
+	"github.com/trainfn/trainfn/render/gang"
+	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/render/mpi"
+	"github.com/trainfn/trainfn/render/options"
+	"github.com/trainfn/trainfn/render/workload"
+	"github.com/trainfn/trainfn/schemas"
+)
+
+// v1alpha2Spec is the part of a kubeflow.org/v1alpha2 MPIJob spec
+// (mpi-operator 0.2.x) that rendering reads, defaults filled in by the
+// schema; pod templates are read from the document as written.
+type v1alpha2Spec struct {
+	SlotsPerWorker        int32  `json:"slotsPerWorker"`
+	BackoffLimit          int32  `json:"backoffLimit"`
+	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds"`
+	CleanPodPolicy        string `json:"cleanPodPolicy"`
+	RunPolicy             *struct {
+		CleanPodPolicy          *string `json:"cleanPodPolicy"`
+		TTLSecondsAfterFinished *int32  `json:"ttlSecondsAfterFinished"`
+		ActiveDeadlineSeconds   *int64  `json:"activeDeadlineSeconds"`
+		BackoffLimit            *int32  `json:"backoffLimit"`
+	} `json:"runPolicy"`
+	MainContainer   string                         `json:"mainContainer"`
+	MPIReplicaSpecs map[string]v1alpha2ReplicaSpec `json:"mpiReplicaSpecs"`
+}
+
+type v1alpha2ReplicaSpec struct {
+	Replicas      int32   `json:"replicas"`
+	RestartPolicy *string `json:"restartPolicy"`
+}
+
+// RenderV1alpha2 renders a validated kubeflow.org/v1alpha2 MPIJob.
+func RenderV1alpha2(v *schemas.Validated, opts options.Options) (render.Output, field.ErrorList) {
+	job, warnings, err := fromV1alpha2(v, opts)
+	if err != nil {
+		return render.Output{}, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
+	}
+	out, errs := Render(job)
+	out.Warnings = append(append(warnings, launchModeWarning(job, "mpi-operator v1alpha2")...), out.Warnings...)
+	return render.Checked(v.Doc, out, errs)
+}
+
+func fromV1alpha2(v *schemas.Validated, opts options.Options) (*Job, []render.Warning, error) {
+	var spec v1alpha2Spec
+	if err := v.Decode("spec", &spec); err != nil {
+		return nil, nil, fmt.Errorf("reading the defaulted spec: %w", err)
+	}
+	owner, err := workload.OwnerOf(v.Doc)
+	if err != nil {
+		return nil, nil, err
+	}
+	specs := map[string]workload.ReplicaSpec{}
+	var warnings []render.Warning
+	for _, role := range []string{"Launcher", "Worker"} {
+		rs := spec.MPIReplicaSpecs[role]
+		restart, warning := v1alpha2RestartPolicy(role, rs.RestartPolicy)
+		specs[role] = workload.ReplicaSpec{Replicas: rs.Replicas, RestartPolicy: restart}
+		warnings = append(warnings, warning...)
+	}
+	replicas, err := workload.Replicas(v.Doc, specs, "mpiReplicaSpecs", "Launcher", "Worker")
+	if err != nil {
+		return nil, nil, err
+	}
+	policy, err := gang.PolicyOf(v)
+	if err != nil {
+		return nil, nil, err
+	}
+	run := workload.RunPolicy{CleanPodPolicy: spec.CleanPodPolicy, BackoffLimit: &spec.BackoffLimit, ActiveDeadlineSeconds: spec.ActiveDeadlineSeconds}
+	if r := spec.RunPolicy; r != nil {
+		// v0.2.3 let these two of a runPolicy win, and read no other.
+		if r.BackoffLimit != nil {
+			run.BackoffLimit = r.BackoffLimit
+		}
+		if r.ActiveDeadlineSeconds != nil {
+			run.ActiveDeadlineSeconds = r.ActiveDeadlineSeconds
+		}
+		at := field.NewPath("spec", "runPolicy")
+		if r.CleanPodPolicy != nil {
+			warnings = append(warnings, render.Warning{Field: at.Child("cleanPodPolicy"),
+				Message: "ignored, as mpi-operator v1alpha2 ignored it: the job's clean-up is spec.cleanPodPolicy (" + spec.CleanPodPolicy + ")"})
+		}
+		if r.TTLSecondsAfterFinished != nil {
+			warnings = append(warnings, render.Warning{Field: at.Child("ttlSecondsAfterFinished"),
+				Message: "ignored, as mpi-operator v1alpha2 ignored it: kubeflow.org/v2beta1's runPolicy.ttlSecondsAfterFinished is rendered"})
+		}
+	}
+	job := &Job{
+		Owner:              owner,
+		Implementation:     mpi.OpenMPI,
+		SlotsPerWorker:     spec.SlotsPerWorker,
+		SSHAuthMountPath:   "/root/.ssh",
+		MainContainer:      spec.MainContainer,
+		Launcher:           *replicas[0],
+		Worker:             replicas[1],
+		RunPolicy:          run,
+		SchedulingPolicy:   policy,
+		Options:            opts,
+		PodLabels:          func(role string) map[string]string { return labels.MPIv1alpha(owner.Name, role) },
+		CleanPodPolicyPath: field.NewPath("spec", "cleanPodPolicy"),
+		RunPolicyAtTop:     true,
+	}
+	return job, warnings, nil
+}
+
+// v1alpha2RestartPolicy is the restart policy a role's pods get, as
+// mpi-operator v1alpha2 gave them whatever the spec said: the launcher
+// OnFailure unless Never, the workers restarted in place (the operator's
+// StatefulSet's Always, which is OnFailure for a Job's pods).
+func v1alpha2RestartPolicy(role string, written *string) (string, []render.Warning) {
+	restart := "OnFailure"
+	if role == "Launcher" && written != nil && *written == "Never" {
+		restart = "Never"
+	}
+	if written == nil || *written == restart {
+		return restart, nil
+	}
+	why := "the launcher runs with OnFailure unless Never"
+	if role == "Worker" {
+		why = "workers restart in place, which a Job's pod does with OnFailure"
+	}
+	return restart, []render.Warning{{Field: field.NewPath("spec", "mpiReplicaSpecs", role, "restartPolicy"),
+		Message: fmt.Sprintf("replaced by %s, as mpi-operator v1alpha2 replaced it: %s", restart, why)}}
+}
