@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -91,6 +92,12 @@ func ExpandFiles(paths []string, stdin io.Reader) ([]*yaml.RNode, Diagnostics, e
 	}
 	diags = append(malformed, diags...)
 	sortDiagnostics(diags)
+	if !slices.ContainsFunc(docs, func(d Document) bool { return isConfig(d.Node) }) {
+		// A document that could not be read may have been the run's
+		// configuration, which the others' problems would then depend on.
+		diags = append(diags, Diagnostic{Severity: Warning,
+			Message: "the documents that could be read were checked with trainfn's default options: a TrainFn configuration among those that could not would change how they render"})
+	}
 	return nil, diags, nil
 }
 
@@ -145,20 +152,23 @@ func parseDocuments(name string, data []byte) ([]Document, Diagnostics) {
 	text := strings.ReplaceAll(string(data), "\r\n", "\n")
 	var docs []Document
 	var malformed Diagnostics
-	start, line := 0, 1
+	// index counts every document of the file, those left out too, so
+	// that each keeps its place (a KRM result's file.index).
+	start, line, index := 0, 1, 0
 	bounds := append(separator.FindAllStringIndex(text, -1), []int{len(text), len(text)})
 	for _, b := range bounds {
 		part := text[start:b[0]]
 		if b[0] < len(text) {
 			part += "\n"
 		}
-		source := Source{Path: name, Index: len(docs), Line: line}
 		nodes, err := decode(part)
 		if err != nil {
-			malformed = append(malformed, syntaxError(source, err))
+			malformed = append(malformed, syntaxError(Source{Path: name, Index: index, Line: line}, err))
+			index++
 		}
 		for _, n := range nodes {
-			doc := Document{Node: n, Source: Source{Path: name, Index: len(docs), Line: line}}
+			doc := Document{Node: n, Source: Source{Path: name, Index: index, Line: line}}
+			index++
 			if problems := wellFormed(doc); len(problems) > 0 {
 				malformed = append(malformed, problems...)
 				continue

@@ -223,11 +223,13 @@ var removedMetadata = map[string]string{
 func misplaced(parent cue.Value, name string, path *field.Path) string {
 	if runPolicy, ok := lookupField(parent, "runPolicy"); ok {
 		if _, ok := lookupField(runPolicy, name); ok && runPolicy.IncompleteKind() == cue.StructKind {
-			return fmt.Sprintf("it belongs in %s (older APIs, pytorch-operator's, tf-operator's and mpi-operator's v1alpha2, read it at the top of spec)",
-				path.Root().Child("runPolicy", name))
+			return fmt.Sprintf("it belongs in %s.runPolicy.%s (older APIs, pytorch-operator's, tf-operator's and mpi-operator's v1alpha2, read it at the top of spec)",
+				strings.TrimSuffix(path.String(), "."+name), name)
 		}
 	}
-	if version, ok := removedMetadata[name]; ok && strings.HasSuffix(path.String(), "metadata."+name) {
+	// Only the object's own metadata: the API server writes none into a
+	// pod template's.
+	if version, ok := removedMetadata[name]; ok && path.String() == "metadata."+name {
 		return fmt.Sprintf("the API server wrote it before Kubernetes %s removed it, and `kubectl get -o yaml` of an older cluster leaves it in a saved manifest: delete it", version)
 	}
 	return ""

@@ -18,3 +18,7 @@ func FuzzMPIJobV1(f *testing.F) {
 func FuzzMPIJobV1alpha1(f *testing.F) {
 	rendertest.Fuzz(f, schemas.Kind{APIVersion: "kubeflow.org/v1alpha1", Kind: "MPIJob"}, RenderV1alpha1)
 }
+
+func FuzzMPIJobV1alpha2(f *testing.F) {
+	rendertest.Fuzz(f, schemas.Kind{APIVersion: "kubeflow.org/v1alpha2", Kind: "MPIJob"}, RenderV1alpha2)
+}

@@ -212,29 +212,41 @@ func workerTemplate(job *Job, restartPolicy, workload string) (*pod.Template, []
 		warnings = append(warnings, render.Warning{Field: t.Path("hostname"),
 			Message: "ignored: the " + workload + " names the host of worker i " + naming.Workers(job.Name) + "-<i>"})
 	}
-	// server is what the workers run, and mount what it needs.
-	var server, args []string
-	var mount func(*Job, *pod.Template, *pod.Container) *field.Error
-	switch job.launchMode() {
-	case options.KubectlExec:
-		server, args = []string{"sleep"}, []string{"365d"}
-	case options.Rsh:
-		server, mount = []string{"/bin/sh", mpi.ConfigDir + "/" + mpi.ServeRshKey}, mountRsh
-	default:
-		server, mount = []string{"/usr/sbin/sshd", "-De"}, mountSSH
-	}
+	s := serverOf(job.launchMode())
 	main := job.main(t)
 	if main.Get("command") == nil && main.Get("args") == nil {
-		main.Set("command", ynode.Of(server))
-		if args != nil {
-			main.Set("args", ynode.Of(args))
+		main.Set("command", ynode.Of(s.command))
+		if s.args != nil {
+			main.Set("args", ynode.Of(s.args))
 		}
 	}
 	main.AddEnv("K_MPI_JOB_ROLE", labels.RoleWorker)
-	if mount == nil {
+	if s.mount == nil {
 		return t, warnings, nil
 	}
-	return t, warnings, mount(job, t, main)
+	return t, warnings, s.mount(job, t, main)
+}
+
+// server is what the workers run for a launch mode: the command, what it
+// needs mounted, and what it is, in words.
+type server struct {
+	command, args []string
+	mount         func(*Job, *pod.Template, *pod.Container) *field.Error
+	description   string
+}
+
+func serverOf(mode options.LaunchMode) server {
+	switch mode {
+	case options.KubectlExec:
+		return server{command: []string{"sleep"}, args: []string{"365d"},
+			description: "sleep 365d, while the launcher's mpirun starts processes in them through kubectl exec"}
+	case options.Rsh:
+		return server{command: []string{"/bin/sh", mpi.ConfigDir + "/" + mpi.ServeRshKey}, mount: mountRsh,
+			description: "an rsh server (" + mpi.ConfigDir + "/" + mpi.ServeRshKey + "), which the launcher's mpirun reaches them with"}
+	default:
+		return server{command: []string{"/usr/sbin/sshd", "-De"}, mount: mountSSH,
+			description: "sshd (/usr/sbin/sshd -De), which the launcher's mpirun logs in to"}
+	}
 }
 
 // mountRsh mounts on the workers what ServeRsh, their rsh server, reads:

@@ -46,10 +46,7 @@ type Job struct {
 
 	// Where a job version keeps what messages point at; Kubeflow's
 	// mpiReplicaSpecs and runPolicy when nil.
-	WorkersPath, CleanPodPolicyPath *field.Path
-	// RunPolicyAtTop tells a version that keeps its run policy's fields at
-	// the top of spec (v1alpha1, v1alpha2) from one with runPolicy.
-	RunPolicyAtTop bool
+	WorkersPath, CleanPodPolicyPath, DeadlinePath *field.Path
 }
 
 func (j *Job) workersPath() *field.Path {
@@ -76,13 +73,11 @@ func (j *Job) podTemplate(r *workload.Replica, role, restartPolicy string) (*pod
 	return t, warnings
 }
 
-// deadlineField names the field that bounds how long the job runs, as
-// messages name it.
-func (j *Job) deadlineField() string {
-	if j.RunPolicyAtTop {
-		return "activeDeadlineSeconds"
+func (j *Job) deadlinePath() *field.Path {
+	if j.DeadlinePath != nil {
+		return j.DeadlinePath
 	}
-	return "runPolicy.activeDeadlineSeconds"
+	return field.NewPath("spec", "runPolicy", "activeDeadlineSeconds")
 }
 
 // launchMode is how mpirun reaches the workers; SSH unless the options

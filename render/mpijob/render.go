@@ -61,6 +61,11 @@ func Render(job *Job) (render.Output, field.ErrorList) {
 	if err := checkElastic(job); err != nil {
 		return render.Output{}, field.ErrorList{err}
 	}
+	if job.launchMode() == options.Rsh {
+		if errs := checkRsh(job); len(errs) > 0 {
+			return render.Output{}, errs
+		}
+	}
 	first, workers := hostList(job)
 	config := map[string]string{}
 	if job.workers() > 0 {
@@ -225,7 +230,7 @@ func jobWarnings(job *Job, hosts int) []render.Warning {
 		warnings = append(warnings, render.Warning{
 			Field: job.cleanPodPolicyPath(),
 			Message: fmt.Sprintf("stopping the workers when the launcher ends (cleanPodPolicy %s) is carried out at run time by trainfn's reconciler; without it they keep running, "+
-				"until the Jobs are deleted (%s bounds them)", job.RunPolicy.CleanPodPolicy, job.deadlineField()),
+				"until the Jobs are deleted (%s bounds them)", job.RunPolicy.CleanPodPolicy, job.deadlinePath()),
 		})
 	}
 	return warnings

@@ -1,37 +1,56 @@
 package mpijob
 
 import (
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render/labels"
-	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/render/naming"
+	"github.com/trainfn/trainfn/render/pod"
+	"github.com/trainfn/trainfn/render/workload"
 	"github.com/trainfn/trainfn/render/ynode"
 )
 
 // rshNetworkPolicy is what the Rsh launch mode's trust rests on: rshd
-// trusts any peer that reaches it from a privileged port, so the rsh port
-// of the job's workers admits the job's own pods alone. Every other port
-// stays open to every peer, as without the policy: the policy selects
-// the workers, and a selected pod admits only what some rule allows.
-// The selector names no namespace, so the policy's own applies, and the
-// output stays portable.
+// trusts any peer that reaches it from a privileged port, so the job's
+// workers admit the job's own pods alone, on every port (MPI's processes
+// talk to each other on ports of their choosing). A selected pod admits
+// nothing else: a peer outside the job (a metrics scraper, say) needs a
+// policy of its own. The selectors name no namespace, so the policy's own
+// applies, and the output stays portable.
 func rshNetworkPolicy(job *Job) *yaml.RNode {
-	tcp := func(from, to int) *yaml.Node {
-		return ynode.Map("protocol", "TCP", "port", from, "endPort", to)
-	}
 	return job.Object("networking.k8s.io/v1", "NetworkPolicy", naming.RshPolicy(job.Name), labels.Job(job.Name),
 		"spec", ynode.Map(
 			"podSelector", ynode.Map("matchLabels", ynode.StringMap(labels.Role(job.Name, labels.RoleWorker))),
 			"policyTypes", []string{"Ingress"},
-			"ingress", ynode.Seq(
-				ynode.Map(
-					"from", ynode.Seq(ynode.Map("podSelector", ynode.Map("matchLabels", ynode.StringMap(labels.Job(job.Name))))),
-					"ports", ynode.Seq(ynode.Map("protocol", "TCP", "port", mpi.RshPort))),
-				ynode.Map("ports", ynode.Seq(
-					tcp(1, mpi.RshPort-1),
-					tcp(mpi.RshPort+1, 65535),
-					ynode.Map("protocol", "UDP"),
-					ynode.Map("protocol", "SCTP"))),
-			)))
+			"ingress", ynode.Seq(ynode.Map(
+				"from", ynode.Seq(ynode.Map("podSelector", ynode.Map("matchLabels", ynode.StringMap(labels.Job(job.Name))))))),
+		))
+}
+
+// checkRsh refuses what the Rsh launch mode cannot keep safe or run: a
+// pod on the host's network, which no NetworkPolicy covers (rshd would
+// trust every host on the node's port 514, and a launcher there dials
+// from the node's address, which the policy does not admit), and workers
+// that do not run as root, as rshd must.
+func checkRsh(job *Job) field.ErrorList {
+	var errs field.ErrorList
+	for _, r := range []*workload.Replica{&job.Launcher, job.Worker} {
+		if r == nil {
+			continue
+		}
+		t := pod.NewTemplate(r.Template, r.Path)
+		if t.Bool("hostNetwork") {
+			errs = append(errs, field.Invalid(t.Path("hostNetwork"), true,
+				"the Rsh launch mode keeps rsh to the job's pods with a NetworkPolicy, which does not cover pods on the host's network: use the SSH launch mode"))
+		}
+	}
+	if w := job.Worker; w != nil {
+		t := pod.NewTemplate(w.Template, w.Path)
+		if root, known := t.RunsAsRoot(); known && !root {
+			errs = append(errs, field.Invalid(w.Path.Child("spec", "securityContext"), "non-root",
+				"the workers run rshd in the Rsh launch mode, which runs as root: let them run as root, or use the SSH launch mode"))
+		}
+	}
+	return errs
 }

@@ -122,7 +122,7 @@ func fromV1alpha1(v *schemas.Validated, opts options.Options) (*Job, []render.Wa
 		PodLabels:          func(role string) map[string]string { return labels.MPIv1alpha(owner.Name, role) },
 		WorkersPath:        field.NewPath("spec", sizedBy(spec)),
 		CleanPodPolicyPath: field.NewPath("spec"),
-		RunPolicyAtTop:     true,
+		DeadlinePath:       field.NewPath("spec", "activeDeadlineSeconds"),
 	}
 	return job, warnings, nil
 }
@@ -145,19 +145,10 @@ func workerCommand(worker *yaml.RNode, path *field.Path, opts options.Options) [
 	if len(cleared) == 0 {
 		return nil
 	}
-	var serves string
-	switch opts.MPI.LaunchMode {
-	case options.KubectlExec:
-		serves = "sleep 365d, while the launcher's mpirun starts processes in them through kubectl exec"
-	case options.Rsh:
-		serves = "an rsh server (" + mpi.ConfigDir + "/" + mpi.ServeRshKey + "), which the launcher's mpirun reaches them with"
-	default:
-		serves = "sshd (/usr/sbin/sshd -De), which the launcher's mpirun logs in to"
-	}
 	container := path.Child("spec", "containers").Index(0)
 	return []render.Warning{{Field: container.Child(cleared[0]),
-		Message: "run by the launcher alone: one template serves every pod of a v1alpha1 MPIJob, and, as mpi-operator did, the workers do not run its " +
-			strings.Join(cleared, " and ") + " but " + serves}}
+		Message: "run by the launcher alone: one template serves every pod of a v1alpha1 MPIJob, and mpi-operator's workers ran sleep 365d in place of its " +
+			strings.Join(cleared, " and ") + "; here they run " + serverOf(opts.MPI.LaunchMode).description}}
 }
 
 // sizedBy names the field that sizes the workers.

@@ -2,13 +2,13 @@ package mpijob
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/trainfn/trainfn/render"
-	"github.com/trainfn/trainfn/render/gang"
 	"github.com/trainfn/trainfn/render/labels"
-	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/workload"
 	"github.com/trainfn/trainfn/schemas"
@@ -53,29 +53,18 @@ func fromV1alpha2(v *schemas.Validated, opts options.Options) (*Job, []render.Wa
 	if err := v.Decode("spec", &spec); err != nil {
 		return nil, nil, fmt.Errorf("reading the defaulted spec: %w", err)
 	}
-	owner, err := workload.OwnerOf(v.Doc)
-	if err != nil {
-		return nil, nil, err
-	}
 	specs := map[string]workload.ReplicaSpec{}
 	var warnings []render.Warning
-	for _, role := range []string{"Launcher", "Worker"} {
+	for _, role := range slices.Sorted(maps.Keys(spec.MPIReplicaSpecs)) {
 		rs := spec.MPIReplicaSpecs[role]
 		restart, warning := v1alpha2RestartPolicy(role, rs.RestartPolicy)
 		specs[role] = workload.ReplicaSpec{Replicas: rs.Replicas, RestartPolicy: restart}
 		warnings = append(warnings, warning...)
 	}
-	replicas, err := workload.Replicas(v.Doc, specs, "mpiReplicaSpecs", "Launcher", "Worker")
-	if err != nil {
-		return nil, nil, err
-	}
-	policy, err := gang.PolicyOf(v)
-	if err != nil {
-		return nil, nil, err
-	}
-	run := workload.RunPolicy{CleanPodPolicy: spec.CleanPodPolicy, BackoffLimit: &spec.BackoffLimit, ActiveDeadlineSeconds: spec.ActiveDeadlineSeconds}
+	run := workload.RunPolicySpec{CleanPodPolicy: spec.CleanPodPolicy, BackoffLimit: &spec.BackoffLimit, ActiveDeadlineSeconds: spec.ActiveDeadlineSeconds}
 	if r := spec.RunPolicy; r != nil {
-		// v0.2.3 let these two of a runPolicy win, and read no other.
+		// v0.2.3 let these two of a runPolicy win, and read neither its
+		// clean-up nor its TTL.
 		if r.BackoffLimit != nil {
 			run.BackoffLimit = r.BackoffLimit
 		}
@@ -92,21 +81,15 @@ func fromV1alpha2(v *schemas.Validated, opts options.Options) (*Job, []render.Wa
 				Message: "ignored, as mpi-operator v1alpha2 ignored it: kubeflow.org/v2beta1's runPolicy.ttlSecondsAfterFinished is rendered"})
 		}
 	}
-	job := &Job{
-		Owner:              owner,
-		Implementation:     mpi.OpenMPI,
-		SlotsPerWorker:     spec.SlotsPerWorker,
-		SSHAuthMountPath:   "/root/.ssh",
-		MainContainer:      spec.MainContainer,
-		Launcher:           *replicas[0],
-		Worker:             replicas[1],
-		RunPolicy:          run,
-		SchedulingPolicy:   policy,
-		Options:            opts,
-		PodLabels:          func(role string) map[string]string { return labels.MPIv1alpha(owner.Name, role) },
-		CleanPodPolicyPath: field.NewPath("spec", "cleanPodPolicy"),
-		RunPolicyAtTop:     true,
+	// No managedBy in v1alpha2: the Jobs are Kubernetes' Job controller's.
+	job, err := kubeflowJob(v, kubeflowSpec{SlotsPerWorker: spec.SlotsPerWorker, RunPolicy: run, MPIReplicaSpecs: specs}, "", opts)
+	if err != nil {
+		return nil, nil, err
 	}
+	job.MainContainer = spec.MainContainer
+	job.PodLabels = func(role string) map[string]string { return labels.MPIv1alpha(job.Name, role) }
+	job.CleanPodPolicyPath = field.NewPath("spec", "cleanPodPolicy")
+	job.DeadlinePath = field.NewPath("spec", "activeDeadlineSeconds")
 	return job, warnings, nil
 }
 

@@ -29,7 +29,8 @@ const (
 	Rsh LaunchMode = "Rsh"
 )
 
-// LaunchModes are the launch modes trainfn renders.
+// LaunchModes are the launch modes trainfn renders, in the order messages
+// list them.
 var LaunchModes = []LaunchMode{SSH, KubectlExec, Rsh}
 
 // Scheduler is a gang scheduler trainfn renders for.

@@ -11,6 +11,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -146,6 +147,7 @@ var kubernetesTypes = map[string]func() any{
 	"apps/v1 StatefulSet":                      func() any { return &appsv1.StatefulSet{} },
 	"rbac.authorization.k8s.io/v1 Role":        func() any { return &rbacv1.Role{} },
 	"rbac.authorization.k8s.io/v1 RoleBinding": func() any { return &rbacv1.RoleBinding{} },
+	"networking.k8s.io/v1 NetworkPolicy":       func() any { return &networkingv1.NetworkPolicy{} },
 }
 
 // requireKubernetesObject checks that an object names its kind and itself

@@ -102,7 +102,9 @@ func Of(v any) *yaml.Node {
 
 // String is a string scalar. The encoder quotes what YAML 1.2 would read as
 // another type; strings YAML 1.1 reads so ("on", "y", "no", "2:4") are
-// quoted here, since kubectl, PyYAML and other tools read YAML 1.1.
+// quoted here, since kubectl, PyYAML and other tools read YAML 1.1. The
+// render's QuoteForYAML11 quotes them again in its output, with the nodes
+// it copied from the job, but a node built here is right wherever it goes.
 func String(s string) *yaml.Node {
 	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: s}
 	if readsAsNonStringInYAML11(s) {
@@ -115,13 +117,22 @@ func String(s string) *yaml.Node {
 // YAML 1.1 reader would take for another type, as String does: a pod
 // template's values keep the style they were written in, and a plain
 // `value: 2:4`, a string in YAML 1.2, is the integer 124 to PyYAML.
+// A plain date (2024-01-01) and a plain << are strings to the render too
+// (yaml.v3 reads a timestamp into a string, and merge keys are expanded
+// before), so they are quoted, and tagged as the strings they are.
 func QuoteForYAML11(n *yaml.Node) {
 	if n == nil {
 		return
 	}
-	if n.Kind == yaml.ScalarNode && n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0 &&
-		n.ShortTag() == yaml.NodeTagString && readsAsNonStringInYAML11(n.Value) {
-		n.Style = yaml.DoubleQuotedStyle
+	if n.Kind == yaml.ScalarNode && n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0 {
+		switch n.ShortTag() {
+		case yaml.NodeTagString:
+			if readsAsNonStringInYAML11(n.Value) {
+				n.Style = yaml.DoubleQuotedStyle
+			}
+		case "!!timestamp", yaml.MergeTag:
+			n.Tag, n.Style = yaml.NodeTagString, yaml.DoubleQuotedStyle
+		}
 	}
 	for _, c := range n.Content {
 		QuoteForYAML11(c)
@@ -134,10 +145,10 @@ func QuoteForYAML11(n *yaml.Node) {
 var sexagesimal = regexp.MustCompile(`^[-+]?([1-9][0-9_]*(:[0-5]?[0-9])+|[0-9][0-9_]*(:[0-5]?[0-9])+\.[0-9_]*)$`)
 
 // readsAsNonStringInYAML11 tells whether a YAML 1.1 reader takes the
-// plain scalar s for something other than a string: kyaml's test, and
-// base-60 numbers.
+// plain scalar s for something other than a string: kyaml's test, base-60
+// numbers, and "=", YAML 1.1's value key, which PyYAML refuses.
 func readsAsNonStringInYAML11(s string) bool {
-	return mayReadAsNonString(s) && (yaml.IsValueNonString(s) || sexagesimal.MatchString(s))
+	return s == "=" || mayReadAsNonString(s) && (yaml.IsValueNonString(s) || sexagesimal.MatchString(s))
 }
 
 // mayReadAsNonString is a cheap first look before kyaml's exact test, which

@@ -36,10 +36,10 @@ func TestBase60NumbersAreQuoted(t *testing.T) {
 // QuoteForYAML11 quotes what String would, in nodes it did not make, and
 // leaves alone what is not a plain string.
 func TestQuoteForYAML11(t *testing.T) {
-	doc, err := yaml.Parse("a: 2:4\nb: 'on'\nc: off\nd: 3\ne: [y, n, pi]\nf: |\n  1:30\n1:30: key\n")
+	doc, err := yaml.Parse("a: 2:4\nb: 'on'\nc: off\nd: 3\ne: [y, n, pi, =, 2024-01-01, <<]\nf: |\n  1:30\n1:30: key\n")
 	require.NoError(t, err)
 	QuoteForYAML11(doc.YNode())
-	assert.Equal(t, "a: \"2:4\"\nb: 'on'\nc: \"off\"\nd: 3\ne: [\"y\", \"n\", pi]\nf: |\n  1:30\n\"1:30\": key\n", doc.MustString())
+	assert.Equal(t, "a: \"2:4\"\nb: 'on'\nc: \"off\"\nd: 3\ne: [\"y\", \"n\", pi, \"=\", \"2024-01-01\", \"<<\"]\nf: |\n  1:30\n\"1:30\": key\n", doc.MustString())
 }
 
 func TestMapSkipsNilPointers(t *testing.T) {
