@@ -152,21 +152,41 @@ func readsAsNonStringInYAML11(s string) bool {
 }
 
 // mayReadAsNonString is a cheap first look before kyaml's exact test, which
-// parses the value: YAML 1.1 reads a plain scalar as something other than a
-// string only if it starts as a number does (a digit, a sign, a dot), is
+// parses the value, and which a render would otherwise run on every digest,
+// port and count it writes: YAML 1.1 reads a plain scalar as something other
+// than a string only if it is written as a number is (see mayBeNumber), is
 // "~", or is one of its boolean and null words.
 func mayReadAsNonString(s string) bool {
 	if s == "" {
 		return false
 	}
-	if c := s[0]; c >= '0' && c <= '9' || strings.ContainsRune("+-.~", rune(c)) {
-		return true
+	if c := s[0]; c >= '0' && c <= '9' || strings.ContainsRune("+-.", rune(c)) {
+		return mayBeNumber(s)
 	}
 	switch strings.ToLower(s) {
-	case "y", "yes", "n", "no", "true", "false", "on", "off", "null":
+	case "~", "y", "yes", "n", "no", "true", "false", "on", "off", "null":
 		return true
 	}
 	return false
+}
+
+// mayBeNumber tells whether s is written with the characters a YAML 1.1
+// number is: after a sign, hexadecimal digits behind 0x, binary ones behind
+// 0b, .inf and .nan, or else decimal digits, '_', '.', ':' (base 60) and an
+// exponent. A hexadecimal digest without 0x is none.
+func mayBeNumber(s string) bool {
+	s = strings.TrimLeft(s, "+-")
+	switch {
+	case strings.HasPrefix(s, "0x"):
+		return strings.Trim(s[2:], "0123456789abcdefABCDEF_") == ""
+	case strings.HasPrefix(s, "0b"):
+		return strings.Trim(s[2:], "01_") == ""
+	}
+	switch strings.ToLower(s) {
+	case ".inf", ".nan":
+		return true
+	}
+	return s != "" && strings.Trim(s, "0123456789_.:eE+-") == ""
 }
 
 // Int is an integer scalar.

@@ -13,7 +13,7 @@ import (
 // Strings trainfn writes must read back as strings with YAML 1.1, which
 // kubectl and most Kubernetes clients use.
 func TestStringsStayStringsInYAML11(t *testing.T) {
-	for _, s := range []string{"y", "n", "on", "off", "yes", "no", "true", "1", "0o644", "1e3", "~", "", "pi", "registry.example/app:1"} {
+	for _, s := range []string{"y", "n", "on", "off", "yes", "no", "true", "1", "0o644", "1e3", "~", "", "pi", "registry.example/app:1", "0x1F", "0b101", ".inf", "-.5", "+1", "1_000", "0777", "8439046f817030ec"} {
 		var buf bytes.Buffer
 		require.NoError(t, yaml.NewEncoder(&buf).Encode(Map("v", s)))
 		var back map[string]any
