@@ -60,7 +60,8 @@ type Workers struct {
 	// Role is the pods' job-role label: worker, or the task's name.
 	Role string
 	// Task and Type are the task's name and type; empty for the design's
-	// shape. Named tells a name the task writes from the default, its type.
+	// shape. Named tells whether the task writes its name or takes its
+	// type's, the default.
 	Task, Type string
 	Named      bool
 	Replicas   int32

@@ -26,14 +26,7 @@ func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []rend
 
 	main := job.main(t)
 	main.AddEnv("K_MPI_JOB_ROLE", labels.RoleLauncher)
-	agent := ""
-	switch job.launchMode() {
-	case options.KubectlExec:
-		agent = mpi.ConfigDir + "/" + mpi.KubexecKey
-	case options.Rsh:
-		agent = mpi.RshAgent
-	}
-	for _, e := range mpi.LauncherEnv(job.Implementation, job.SlotsPerWorker, agent) {
+	for _, e := range mpi.LauncherEnv(job.Implementation, job.SlotsPerWorker, modeOf(job.launchMode()).agent) {
 		main.AddEnv(e.Name, e.Value)
 	}
 	if !job.RunLauncherAsWorker {
@@ -212,41 +205,19 @@ func workerTemplate(job *Job, restartPolicy, workload string) (*pod.Template, []
 		warnings = append(warnings, render.Warning{Field: t.Path("hostname"),
 			Message: "ignored: the " + workload + " names the host of worker i " + naming.Workers(job.Name) + "-<i>"})
 	}
-	s := serverOf(job.launchMode())
+	m := modeOf(job.launchMode())
 	main := job.main(t)
 	if main.Get("command") == nil && main.Get("args") == nil {
-		main.Set("command", ynode.Of(s.command))
-		if s.args != nil {
-			main.Set("args", ynode.Of(s.args))
+		main.Set("command", ynode.Of(m.serve))
+		if m.serveArgs != nil {
+			main.Set("args", ynode.Of(m.serveArgs))
 		}
 	}
 	main.AddEnv("K_MPI_JOB_ROLE", labels.RoleWorker)
-	if s.mount == nil {
+	if m.mount == nil {
 		return t, warnings, nil
 	}
-	return t, warnings, s.mount(job, t, main)
-}
-
-// server is what the workers run for a launch mode: the command, what it
-// needs mounted, and what it is, in words.
-type server struct {
-	command, args []string
-	mount         func(*Job, *pod.Template, *pod.Container) *field.Error
-	description   string
-}
-
-func serverOf(mode options.LaunchMode) server {
-	switch mode {
-	case options.KubectlExec:
-		return server{command: []string{"sleep"}, args: []string{"365d"},
-			description: "sleep 365d, while the launcher's mpirun starts processes in them through kubectl exec"}
-	case options.Rsh:
-		return server{command: []string{"/bin/sh", mpi.ConfigDir + "/" + mpi.ServeRshKey}, mount: mountRsh,
-			description: "an rsh server (" + mpi.ConfigDir + "/" + mpi.ServeRshKey + "), which the launcher's mpirun reaches them with"}
-	default:
-		return server{command: []string{"/usr/sbin/sshd", "-De"}, mount: mountSSH,
-			description: "sshd (/usr/sbin/sshd -De), which the launcher's mpirun logs in to"}
-	}
+	return t, warnings, m.mount(job, t, main)
 }
 
 // mountRsh mounts on the workers what ServeRsh, their rsh server, reads:

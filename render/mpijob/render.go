@@ -69,17 +69,9 @@ func Render(job *Job) (render.Output, field.ErrorList) {
 	first, workers := hostList(job)
 	config := map[string]string{}
 	if job.workers() > 0 {
-		switch job.launchMode() {
-		case options.KubectlExec:
-			config[mpi.WaitForWorkersKey] = mpi.WaitForExec
-			config[mpi.KubexecKey] = mpi.Kubexec(workerContainer(job))
-		case options.Rsh:
-			config[mpi.WaitForWorkersKey] = mpi.WaitForRsh
-			config[mpi.ServeRshKey] = mpi.ServeRsh
-			config[mpi.RshdConfKey] = mpi.RshdConf
-		default:
-			config[mpi.WaitForWorkersKey] = mpi.WaitForWorkers
-		}
+		m := modeOf(job.launchMode())
+		config[mpi.WaitForWorkersKey] = m.wait
+		maps.Copy(config, m.files(job))
 	}
 	hosts := slices.Concat(first, workers.Hosts())
 	listed := map[string]string{mpi.HostfileKey: mpi.Hostfile(job.Implementation, hosts)}

@@ -148,7 +148,7 @@ func workerCommand(worker *yaml.RNode, path *field.Path, opts options.Options) [
 	container := path.Child("spec", "containers").Index(0)
 	return []render.Warning{{Field: container.Child(cleared[0]),
 		Message: "run by the launcher alone: one template serves every pod of a v1alpha1 MPIJob, and mpi-operator's workers ran sleep 365d in place of its " +
-			strings.Join(cleared, " and ") + "; here they run " + serverOf(opts.MPI.LaunchMode).description}}
+			strings.Join(cleared, " and ") + "; here they run " + modeOf(opts.MPI.LaunchMode).serves}}
 }
 
 // sizedBy names the field that sizes the workers.

@@ -324,10 +324,10 @@ func jobWarnings(job *Job) []render.Warning {
 					n, e.MinReplicas, e.MaxReplicas, e.MinReplicas, e.MaxReplicas),
 			})
 		}
-		if pods := job.replicas(); e.Standalone && (pods > 1 || e.MaxReplicas > 1) {
+		if e.Standalone && (job.replicas() > 1 || e.MaxReplicas > 1) {
 			warnings = append(warnings, render.Warning{
 				Field:   field.NewPath("spec", "elasticPolicy", "standalone"),
-				Message: fmt.Sprintf("each pod's torchrun meets only itself on its own localhost (--standalone): the job's %d pods, and any worker added later, each train alone", pods),
+				Message: "each pod's torchrun meets only itself on its own localhost (--standalone): every pod of the job, and any worker added later, trains alone",
 			})
 		}
 		if job.Master != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"slices"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/trainfn/trainfn/render"
 	"github.com/trainfn/trainfn/render/workload"
 )
 
@@ -253,6 +255,34 @@ func TestElasticWarnsWhenStartingOutsideItsBounds(t *testing.T) {
 	require.Empty(t, errs)
 	require.Len(t, out.Warnings, 1)
 	assert.Equal(t, "spec.pytorchReplicaSpecs.Worker.replicas", out.Warnings[0].Field.String())
+}
+
+// torchrun's --standalone meets on the pod's own localhost: a job that
+// may run more than one pod is told each trains alone, one that needs two
+// is refused.
+func TestStandalone(t *testing.T) {
+	for _, tc := range []struct {
+		workers, min, max int32
+		warned, refused   bool
+	}{
+		{1, 1, 1, false, false},
+		{1, 1, 3, true, false},
+		{2, 1, 2, true, false},
+		{2, 2, 2, false, true},
+	} {
+		b := newJob("e").workers(tc.workers).elastic(tc.min, tc.max)
+		b.job.Elastic.Standalone = true
+		out, errs := Render(&b.job)
+		at := "spec.elasticPolicy.standalone"
+		if tc.refused {
+			require.Len(t, errs, 1, "%+v", tc)
+			assert.Equal(t, at, errs[0].Field)
+			continue
+		}
+		require.Empty(t, errs, "%+v", tc)
+		warned := slices.ContainsFunc(out.Warnings, func(w render.Warning) bool { return w.Field.String() == at })
+		assert.Equal(t, tc.warned, warned, "%+v", tc)
+	}
 }
 
 func TestTemplateMayNotTakeTheWaitContainersName(t *testing.T) {
