@@ -4,7 +4,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build test e2e e2e-tools tools cluster-tools lint golden generate bench fuzz clean
+.PHONY: build test e2e e2e-tools tools cluster-tools node-tools node node-down lint golden generate bench fuzz clean
 
 ## build: bin/trainfn, the binary the examples' exec paths point at
 build:
@@ -30,9 +30,25 @@ e2e-tools:
 	hack/tools.sh e2e
 	hack/argocd-tools.sh
 
-## cluster-tools: build etcd, the Kubernetes components and kwok into .cache/bin
+## cluster-tools: build etcd, the Kubernetes components, kwok and CoreDNS
+## into .cache/bin
 cluster-tools:
 	hack/cluster-tools.sh
+
+## node-tools: what a real node needs (containerd, runc, the CNI plugins,
+## debootstrap) and its images, built here without a registry or Docker
+## (.cache/node/images lists them); idempotent, the images cached
+node-tools: e2e-tools cluster-tools
+	hack/tools.sh node
+	hack/node-images.sh
+
+## node: start a one-node cluster (a real kubelet with containerd) and leave
+## it running: KUBECONFIG=.cache/node/kubeconfig; node-down stops it
+node: node-tools
+	$(GO) run ./hack/node up
+
+node-down:
+	$(GO) run ./hack/node down
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.cache/*')); \

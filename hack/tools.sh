@@ -151,3 +151,14 @@ fi
 if ! python3 -c 'import yaml' 2>/dev/null && ! /usr/bin/python3 -c 'import yaml' 2>/dev/null; then
 	debian_package python3-yaml
 fi
+
+# The node (make node, the node suite): containerd and runc to run
+# containers, the CNI plugins for their network, iptables for kube-proxy,
+# debootstrap for the images' file system.
+if [[ ${1:-} == node ]]; then
+	debian_command containerd containerd
+	debian_command runc runc
+	debian_command iptables iptables
+	debian_command debootstrap debootstrap
+	[[ -x /usr/lib/cni/bridge ]] || debian_package containernetworking-plugins
+fi

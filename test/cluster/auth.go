@@ -4,8 +4,10 @@ import (
 	"crypto/rand"
 	"encoding/csv"
 	"encoding/hex"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"k8s.io/client-go/tools/clientcmd"
@@ -34,13 +36,16 @@ const (
 	kwokUser              = "kwok"
 )
 
-func newUsers() ([]user, error) {
+func newUsers(more map[string][]string) ([]user, error) {
 	masters := []string{"system:masters"}
 	users := []user{
 		{name: adminUser, groups: masters},
 		{name: controllerManagerUser},
 		{name: schedulerUser},
 		{name: kwokUser, groups: masters},
+	}
+	for _, name := range slices.Sorted(maps.Keys(more)) {
+		users = append(users, user{name: name, groups: more[name]})
 	}
 	for i := range users {
 		token, err := randomToken()

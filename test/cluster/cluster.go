@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,6 +44,25 @@ type Options struct {
 	// profiles of its own: pods that name one are placed, though not by
 	// the scheduler they name.
 	SchedulerNames []string
+	// Address is the API server's address, loopback when empty. A real
+	// node's pods reach the API server through the kubernetes Service,
+	// which may not point at a loopback address: the node package gives
+	// the address of its bridge.
+	Address string
+	// NoFakeNodes leaves kwok out: the nodes are real kubelets, which the
+	// node package starts.
+	NoFakeNodes bool
+	// Users are more identities the API server knows, by name, with their
+	// groups; Kubeconfig(name) is the path of each one's kubeconfig.
+	Users map[string][]string
+	// Controllers are more of kube-controller-manager's controllers to run.
+	Controllers []string
+	// APIServerFlags are more of kube-apiserver's flags.
+	APIServerFlags []string
+	// Detach leaves the components running when this process ends, each
+	// with a pid file in Dir, for Kill to end them: a cluster that
+	// outlives the command that started it.
+	Detach bool
 }
 
 // Cluster is a running control plane.
@@ -54,10 +74,17 @@ type Cluster struct {
 	Config     *rest.Config
 	Client     kubernetes.Interface
 
-	bins      map[string]string // component paths by name
-	ca        string            // the API server's certificate
-	procs     []*process
-	removeDir bool
+	// CA is the path of the API server's certificate, which every
+	// client trusts.
+	CA string
+	// Server is the API server's URL.
+	Server string
+
+	bins        map[string]string // component paths by name
+	kubeconfigs map[string]string // by user
+	procs       []*process
+	removeDir   bool
+	detach      bool
 }
 
 // running are the components a cluster runs.
@@ -92,8 +119,12 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if opts.Nodes == 0 {
 		opts.Nodes = 3
 	}
-	c = &Cluster{Dir: opts.Dir, bins: map[string]string{}}
-	for _, name := range running {
+	c = &Cluster{Dir: opts.Dir, bins: map[string]string{}, detach: opts.Detach}
+	components := running
+	if opts.NoFakeNodes {
+		components = slices.DeleteFunc(slices.Clone(running), func(name string) bool { return name == "kwok" })
+	}
+	for _, name := range components {
 		if c.bins[name], err = Binary(name); err != nil {
 			return nil, err
 		}
@@ -114,12 +145,14 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err != nil {
 		return c, err
 	}
-	users, err := c.startAPIServer(ctx, etcd)
-	if err != nil {
+	if err = c.startAPIServer(ctx, etcd, opts); err != nil {
 		return c, err
 	}
-	if err = c.startControllers(users, opts.SchedulerNames); err != nil {
+	if err = c.startControllers(opts); err != nil {
 		return c, err
+	}
+	if opts.NoFakeNodes {
+		return c, nil
 	}
 	if err = c.addNodes(ctx, opts.Nodes, opts.ControlPlaneNode, opts.NodeResources); err != nil {
 		return c, err
@@ -152,84 +185,97 @@ func (c *Cluster) startEtcd(ctx context.Context) (string, error) {
 }
 
 // startAPIServer starts the API server over etcd, writes a kubeconfig for
-// each of the cluster's users, and returns once it is ready, with the
-// kubeconfigs by user.
-func (c *Cluster) startAPIServer(ctx context.Context, etcd string) (kubeconfigs map[string]string, err error) {
+// each of the cluster's users, and returns once it is ready.
+func (c *Cluster) startAPIServer(ctx context.Context, etcd string, opts Options) error {
 	ports, err := freePorts(1)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	users, err := newUsers()
+	address := opts.Address
+	users, err := newUsers(opts.Users)
 	if err != nil {
-		return nil, err
+		return err
+	}
+	// The kubernetes Service may not point at a loopback address; on
+	// loopback, nothing calls the API server through it.
+	reconciler := "none"
+	if address == "" {
+		address = "127.0.0.1"
+	} else {
+		reconciler = "lease"
 	}
 	tokens := filepath.Join(c.Dir, "tokens.csv")
 	saKey := filepath.Join(c.Dir, "service-account.key")
 	pki := filepath.Join(c.Dir, "pki")
 	if err = writeTokenFile(tokens, users...); err != nil {
-		return nil, err
+		return err
 	}
 	if err = writeServiceAccountKey(saKey); err != nil {
-		return nil, err
+		return err
 	}
-	err = c.run("kube-apiserver",
+	err = c.run("kube-apiserver", append([]string{
 		"--etcd-servers", etcd,
-		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1",
+		"--bind-address", address, "--advertise-address", address,
 		"--secure-port", ports[0],
 		// The API server writes a self-signed serving certificate here;
 		// every client trusts exactly that certificate.
 		"--cert-dir", pki,
 		"--token-auth-file", tokens,
-		"--authorization-mode", "RBAC",
+		// Node: a kubelet may read only what its pods use.
+		"--authorization-mode", "Node,RBAC",
 		"--service-account-issuer", "https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file", saKey,
 		"--service-account-signing-key-file", saKey,
 		"--service-cluster-ip-range", "10.96.0.0/16",
 		"--allow-privileged",
-		// The kubernetes Service may not point at a loopback address, and
-		// nothing here calls the API server through it.
-		"--endpoint-reconciler-type", "none",
-	)
+		"--endpoint-reconciler-type", reconciler,
+	}, opts.APIServerFlags...)...)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	c.ca = filepath.Join(pki, "apiserver.crt")
+	c.CA = filepath.Join(pki, "apiserver.crt")
 	if err = c.waitFor(ctx, "kube-apiserver's certificate", time.Minute, func(context.Context) error {
 		// Written in place: only a whole certificate parses.
-		_, err := certutil.CertsFromFile(c.ca)
+		_, err := certutil.CertsFromFile(c.CA)
 		return err
 	}); err != nil {
-		return nil, err
+		return err
 	}
-	kubeconfigs = map[string]string{}
+	c.Server = "https://" + net.JoinHostPort(address, ports[0])
+	c.kubeconfigs = map[string]string{}
 	for _, u := range users {
-		if kubeconfigs[u.name], err = writeKubeconfig(c.Dir, "https://127.0.0.1:"+ports[0], c.ca, u); err != nil {
-			return nil, err
+		if c.kubeconfigs[u.name], err = writeKubeconfig(c.Dir, c.Server, c.CA, u); err != nil {
+			return err
 		}
 	}
-	c.Kubeconfig = kubeconfigs[adminUser]
+	c.Kubeconfig = c.kubeconfigs[adminUser]
 	if c.Config, err = clientcmd.BuildConfigFromFlags("", c.Kubeconfig); err != nil {
-		return nil, err
+		return err
 	}
 	// Tests share this client and poll with it in parallel; client-go's
 	// default of 5 requests a second would queue them behind each other.
 	c.Config.QPS = -1
 	if c.Client, err = kubernetes.NewForConfig(c.Config); err != nil {
-		return nil, err
+		return err
 	}
-	return kubeconfigs, c.waitFor(ctx, "kube-apiserver", 2*time.Minute, func(ctx context.Context) error {
+	return c.waitFor(ctx, "kube-apiserver", 2*time.Minute, func(ctx context.Context) error {
 		return c.Client.CoreV1().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
 	})
 }
 
+// Kubeconfig is the path of the kubeconfig of one of Options.Users, or of
+// the administrator; empty for a user the cluster does not know.
+func (c *Cluster) KubeconfigOf(user string) string { return c.kubeconfigs[user] }
+
 // startControllers starts what turns objects into running pods: the
-// controller manager, the scheduler, and kwok in the kubelets' place.
-func (c *Cluster) startControllers(kubeconfigs map[string]string, schedulerNames []string) error {
+// controller manager, the scheduler, and kwok in the kubelets' place
+// unless real nodes take it.
+func (c *Cluster) startControllers(opts Options) error {
 	err := c.run("kube-controller-manager",
-		"--kubeconfig", kubeconfigs[controllerManagerUser],
-		"--controllers", strings.Join(controllers, ","),
+		"--kubeconfig", c.kubeconfigs[controllerManagerUser],
+		"--controllers", strings.Join(append(slices.Clone(controllers), opts.Controllers...), ","),
 		"--use-service-account-credentials",
-		"--root-ca-file", c.ca,
+		"--root-ca-file", c.CA,
 		"--leader-elect=false",
 		"--secure-port=0",
 		// kwok renews the nodes' leases, but a loaded machine may starve it
@@ -243,14 +289,14 @@ func (c *Cluster) startControllers(kubeconfigs map[string]string, schedulerNames
 	// Given a configuration file, kube-scheduler ignores --kubeconfig and
 	// --leader-elect: the file says both.
 	config := filepath.Join(c.Dir, "kube-scheduler.yaml")
-	if err = os.WriteFile(config, []byte(schedulerConfig(kubeconfigs[schedulerUser], schedulerNames)), 0o644); err != nil {
+	if err = os.WriteFile(config, []byte(schedulerConfig(c.kubeconfigs[schedulerUser], opts.SchedulerNames)), 0o644); err != nil {
 		return err
 	}
 	err = c.run("kube-scheduler",
 		"--config", config,
 		"--secure-port=0",
 	)
-	if err != nil {
+	if err != nil || opts.NoFakeNodes {
 		return err
 	}
 	config = filepath.Join(c.Dir, "kwok.yaml")
@@ -259,7 +305,7 @@ func (c *Cluster) startControllers(kubeconfigs map[string]string, schedulerNames
 	}
 	return c.run("kwok",
 		"--config", config,
-		"--kubeconfig", kubeconfigs[kwokUser],
+		"--kubeconfig", c.kubeconfigs[kwokUser],
 		"--manage-nodes-with-annotation-selector", fakeNodeAnnotation+"=fake",
 		"--cidr", PodCIDR,
 		"--node-ip", "10.243.0.1",
@@ -291,7 +337,13 @@ profiles:
 
 // run starts a component and keeps it for Stop.
 func (c *Cluster) run(name string, args ...string) error {
-	p, err := start(c.Dir, name, c.bins[name], args...)
+	return c.Run(name, c.bins[name], args...)
+}
+
+// Run starts one more process beside the control plane (a kubelet, say),
+// logged and stopped with it, the last started the first stopped.
+func (c *Cluster) Run(name, binary string, args ...string) error {
+	p, err := start(c.Dir, name, binary, c.detach, args...)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -24,10 +26,12 @@ type process struct {
 	err    error // set once exited is closed
 }
 
-// start runs a component in its own process group. The kernel kills it if
-// the test binary dies before Stop (a panic or a go test timeout), so no
-// etcd or API server outlives its test run.
-func start(dir, name, binary string, args ...string) (*process, error) {
+// start runs a component in its own process group. Unless detached, the
+// kernel kills it if the test binary dies before Stop (a panic or a go test
+// timeout), so no etcd or API server outlives its test run; a detached
+// component has a session of its own and a pid file, name.pid in dir, for
+// Kill.
+func start(dir, name, binary string, detach bool, args ...string) (*process, error) {
 	logPath := filepath.Join(dir, name+".log")
 	log, err := os.Create(logPath)
 	if err != nil {
@@ -38,8 +42,18 @@ func start(dir, name, binary string, args ...string) (*process, error) {
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if detach {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	if detach {
+		pid := []byte(strconv.Itoa(cmd.Process.Pid) + "\n")
+		if err := os.WriteFile(filepath.Join(dir, name+".pid"), pid, 0o644); err != nil {
+			_ = cmd.Process.Kill()
+			return nil, err
+		}
 	}
 	p := &process{name: name, cmd: cmd, log: logPath, exited: make(chan struct{})}
 	go func() {
@@ -77,6 +91,52 @@ func (p *process) stop(grace time.Duration) {
 	}
 }
 
+// Kill ends the detached components whose pid files are in dir, the
+// newest first, each given the grace period to end before it is killed;
+// only those named, if names are given. A pid file whose process has
+// already ended is removed as well.
+func Kill(dir string, grace time.Duration, names ...string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "*.pid"))
+	if err != nil {
+		return err
+	}
+	if len(names) > 0 {
+		files = slices.DeleteFunc(files, func(f string) bool {
+			return !slices.Contains(names, strings.TrimSuffix(filepath.Base(f), ".pid"))
+		})
+	}
+	modified := func(path string) time.Time {
+		info, err := os.Stat(path)
+		if err != nil {
+			return time.Time{}
+		}
+		return info.ModTime()
+	}
+	slices.SortFunc(files, func(a, b string) int { return modified(b).Compare(modified(a)) })
+	var errs []error
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+		if err != nil || pid <= 1 {
+			errs = append(errs, fmt.Errorf("%s: not a process id", file))
+			continue
+		}
+		// The component leads its session's process group.
+		if syscall.Kill(-pid, syscall.SIGTERM) == nil {
+			_ = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, grace, true, func(context.Context) (bool, error) {
+				return syscall.Kill(pid, 0) != nil, nil
+			})
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		}
+		errs = append(errs, os.Remove(file))
+	}
+	return errors.Join(errs...)
+}
+
 // tail is the end of the process's log.
 func (p *process) tail(lines int) string {
 	data, err := os.ReadFile(p.log)
@@ -88,6 +148,12 @@ func (p *process) tail(lines int) string {
 		all = all[len(all)-lines:]
 	}
 	return strings.Join(all, "\n")
+}
+
+// Wait polls check until it succeeds, a component ends, the timeout passes
+// or ctx is done: waitFor, for what runs beside the control plane.
+func (c *Cluster) Wait(ctx context.Context, what string, timeout time.Duration, check func(context.Context) error) error {
+	return c.waitFor(ctx, what, timeout, check)
 }
 
 // waitFor polls check until it succeeds, a component ends, the timeout

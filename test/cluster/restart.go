@@ -26,7 +26,7 @@ func (c *Cluster) RestartAPIServer(ctx context.Context) error {
 	// start truncates the log; what the old server said may explain a
 	// failure after the restart.
 	_ = os.Rename(old.log, old.log+".before-restart")
-	p, err := start(c.Dir, old.name, old.cmd.Path, old.cmd.Args[1:]...)
+	p, err := start(c.Dir, old.name, old.cmd.Path, c.detach, old.cmd.Args[1:]...)
 	if err != nil {
 		return err
 	}
@@ -39,4 +39,13 @@ func (c *Cluster) RestartAPIServer(ctx context.Context) error {
 // proc is the index of a running component in c.procs, or -1.
 func (c *Cluster) proc(name string) int {
 	return slices.IndexFunc(c.procs, func(p *process) bool { return p.name == name })
+}
+
+// StopOne stops one running component, or does nothing if none has that
+// name; the others go on.
+func (c *Cluster) StopOne(name string, grace time.Duration) {
+	if i := c.proc(name); i >= 0 {
+		c.procs[i].stop(grace)
+		c.procs = slices.Delete(c.procs, i, i+1)
+	}
 }

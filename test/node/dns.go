@@ -1,0 +1,64 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// corefile is CoreDNS's configuration: the cluster's names from its
+// kubernetes plugin, on the node's address, where the kubelet points every
+// pod's resolver. Nothing is forwarded: there is nothing beyond the node.
+const corefile = `.:53 {
+    bind %s
+    errors
+    kubernetes %s in-addr.arpa ip6.arpa {
+        kubeconfig %s trainfn-e2e
+        pods insecure
+        fallthrough in-addr.arpa ip6.arpa
+    }
+}
+`
+
+// corednsRole is what CoreDNS's kubernetes plugin reads, as CoreDNS's own
+// deployment grants it (system:coredns).
+var corednsRole = []rbacv1.PolicyRule{
+	{APIGroups: []string{""}, Resources: []string{"endpoints", "services", "pods", "namespaces"}, Verbs: []string{"list", "watch"}},
+	{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"list", "watch"}},
+}
+
+// startDNS grants CoreDNS its role and starts it, returning once it
+// answers for the cluster's own name.
+func (n *Node) startDNS(ctx context.Context, b bins) error {
+	rbac := n.Client.RbacV1()
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "trainfn:coredns"}, Rules: corednsRole}
+	if _, err := rbac.ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	binding := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "trainfn:coredns"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: corednsUser}},
+	}
+	if _, err := rbac.ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	config, err := file(n.Dir, "Corefile", fmt.Sprintf(corefile, IP, Domain, n.KubeconfigOf(corednsUser)))
+	if err != nil {
+		return err
+	}
+	if err := n.Run("coredns", b.coredns, "-conf", config); err != nil {
+		return err
+	}
+	resolver := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, net.JoinHostPort(IP, "53"))
+	}}
+	return n.Wait(ctx, "CoreDNS", time.Minute, func(ctx context.Context) error {
+		_, err := resolver.LookupHost(ctx, "kubernetes.default.svc."+Domain)
+		return err
+	})
+}
