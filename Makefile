@@ -4,7 +4,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build test e2e e2e-tools tools cluster-tools node-tools node node-down lint golden generate bench fuzz clean
+.PHONY: build test e2e e2e-tools tools cluster-tools node-tools node node-down bench-node lint golden generate bench fuzz clean
 
 ## build: bin/trainfn, the binary the examples' exec paths point at
 build:
@@ -16,8 +16,9 @@ test: tools lint
 
 ## e2e: apply every rendered output to a real control plane, built once, and
 ## run every example with its real tool (kustomize, kubectl, kpt, helm 3 and 4,
-## Argo CD's plugin server, Flux's build) against its reviewed output
-e2e: e2e-tools cluster-tools
+## Argo CD's plugin server, Flux's build) against its reviewed output; then
+## run the jobs as real containers on a real node (test/onnode)
+e2e: e2e-tools cluster-tools node-tools
 	TRAINFN_REQUIRE_TOOLS=1 $(GO) test -tags e2e -count=1 -p 1 -parallel 8 -timeout 30m ./test/... ./examples/...
 
 ## tools: install what the tests run for real (kustomize, ssh, sshd, ip, unshare); idempotent
@@ -68,6 +69,11 @@ golden: tools
 ## trainfn-job chart's values.schema.json)
 generate:
 	$(GO) generate ./schemas ./functions ./charts
+
+## bench-node: the pi example on the real node, through trainfn and through
+## mpi-operator v0.8 in the same run (hack/bench/node; BENCH_NODE_FLAGS=-runs 3)
+bench-node: build node-tools
+	hack/bench-node.sh $(BENCH_NODE_FLAGS)
 
 ## bench: whole trainfn processes against the floor (a pass-through KRM function
 ## on the same kyaml) and the Go benchmarks of schemas and rendering, then the

@@ -20,7 +20,7 @@ node=$root/.cache/node
 bin=$root/.cache/bin
 mkdir -p "$node"
 
-packages=openssh-server,openssh-client,openmpi-bin,mpich,python3-torch,python3-numpy,rsh-server,rsh-client,openbsd-inetd,procps,iproute2
+packages=openssh-server,openssh-client,openmpi-bin,mpich,python3-torch,python3-numpy,rsh-server,rsh-client,openbsd-inetd,netbase,procps,iproute2
 suite=bookworm
 mirror=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
 mirror=${mirror:-http://deb.debian.org/debian}
@@ -36,7 +36,8 @@ build_rootfs() {
 	sed -i "s/[ #]\(.*Port \).*/ \1$port/g" "$dir/etc/ssh/ssh_config"
 	sed -i "s/#\(StrictModes \).*/\1no/g" "$dir/etc/ssh/sshd_config"
 	sed -i "s/#\(Port \).*/\1$port/g" "$dir/etc/ssh/sshd_config"
-	mkdir -p "$dir/var/run/sshd"
+	# In the image: on this machine, /var/run would be the machine's /run.
+	chroot "$dir" mkdir -p /var/run/sshd
 	chroot "$dir" useradd -m mpiuser
 	install -o 1000 -g 1000 -m 644 hack/node/image/sshd_config "$dir/home/mpiuser/.sshd_config"
 	echo "Port $port" >>"$dir/home/mpiuser/.sshd_config"
@@ -74,11 +75,13 @@ install -d -o 1000 -g 1000 "$layers/openmpi/home/mpiuser" "$layers/mpich/home/mp
 mpicc.openmpi -O2 -o "$layers/openmpi/home/mpiuser/pi" hack/node/image/pi.c
 mpicc.mpich -O2 -o "$layers/mpich/home/mpiuser/pi" hack/node/image/pi.c
 chown 1000:1000 "$layers"/{openmpi,mpich}/home/mpiuser/pi
-# The MPICH image's mpirun is MPICH's, ahead of Debian's alternatives.
-mkdir -p "$layers/mpich/usr/local/bin" "$layers/openmpi/usr/local/bin"
-ln -s /usr/bin/mpirun.mpich "$layers/mpich/usr/local/bin/mpirun"
-ln -s /usr/bin/mpiexec.mpich "$layers/mpich/usr/local/bin/mpiexec"
-ln -s /usr/bin/mpirun.openmpi "$layers/openmpi/usr/local/bin/mpirun"
+# The MPICH image's mpirun is MPICH's: Debian's alternatives, switched as
+# update-alternatives would. (A link elsewhere on PATH would not do: Hydra
+# looks for its proxy beside the mpirun it was started as.)
+mkdir -p "$layers/mpich/etc/alternatives"
+for tool in mpirun mpiexec; do
+	ln -s "/usr/bin/$tool.mpich" "$layers/mpich/etc/alternatives/$tool"
+done
 
 mkdir -p "$layers/torch/workspace"
 install -m 644 test/torchrun/testdata/allreduce.py "$layers/torch/workspace/"

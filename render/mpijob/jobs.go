@@ -232,6 +232,19 @@ func mountRsh(job *Job, t *pod.Template, main *pod.Container) *field.Error {
 	return main.AddVolumeMount(configVolume, mpi.ConfigDir)
 }
 
+// mountKubexec mounts kubexec.sh on the workers too, where no process runs
+// it: Open MPI hands mpirun's plm_rsh_agent to every orted on its command
+// line, and Open MPI 4's orted, finding no such file, stops (and crashes)
+// before it starts a rank. Found on a real node; the launcher alone had it.
+func mountKubexec(job *Job, t *pod.Template, main *pod.Container) *field.Error {
+	if err := t.AddVolume(ynode.Map("name", configVolume, "configMap", ynode.Map(
+		"name", naming.ConfigMap(job.Name), "items", ynode.Seq(
+			ynode.Map("key", mpi.KubexecKey, "path", mpi.KubexecKey, "mode", ynode.FileMode(0o555)))))); err != nil {
+		return err
+	}
+	return main.AddVolumeMount(configVolume, mpi.ConfigDir)
+}
+
 // mountSSH mounts the job's SSH Secret at sshAuthMountPath: the private key
 // as id_rsa, the public key as id_rsa.pub and authorized_keys. The files are
 // root's own: readable by root alone when the pod runs as root (ssh refuses

@@ -38,7 +38,7 @@ func modeOf(m options.LaunchMode) mode {
 			files: func(job *Job) map[string]string {
 				return map[string]string{mpi.KubexecKey: mpi.Kubexec(workerContainer(job))}
 			},
-			serve: []string{"sleep"}, serveArgs: []string{"365d"},
+			serve: []string{"sleep"}, serveArgs: []string{"365d"}, mount: mountKubexec,
 			serves: "sleep 365d, while the launcher's mpirun starts processes in them through kubectl exec",
 		}
 	case options.Rsh:

@@ -94,7 +94,16 @@ func Render(job *Job) (render.Output, field.ErrorList) {
 	}
 	out.Warnings = append(out.Warnings, jobWarnings(job, len(hosts))...)
 
-	out.Objects = append(out.Objects, job.HeadlessService(naming.Service(job.Name), labels.Job(job.Name)))
+	service := job.HeadlessService(naming.Service(job.Name), labels.Job(job.Name))
+	if job.launchMode() == options.Rsh {
+		// in.rshd looks the client's address up before it runs anything,
+		// and the launcher connects from its init container, not ready:
+		// its reverse DNS record must exist by then. Found on a real node.
+		if err := service.PipeE(yaml.Lookup("spec"), yaml.SetField("publishNotReadyAddresses", yaml.NewRNode(ynode.Of(true)))); err != nil {
+			return render.Output{}, field.ErrorList{field.InternalError(nil, err)}
+		}
+	}
+	out.Objects = append(out.Objects, service)
 	if mpi.LaunchesBackToLauncher(job.Implementation) {
 		// Hydra's remote proxies dial the launcher by its short hostname,
 		// which resolves as a Service name in the namespace.

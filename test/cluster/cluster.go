@@ -404,3 +404,23 @@ func freePorts(n int) ([]string, error) {
 	}
 	return ports, nil
 }
+
+// Connect is a cluster that another process started (make node, say),
+// known by an administrator's kubeconfig: Stop leaves it running.
+func Connect(ctx context.Context, kubeconfig string) (*Cluster, error) {
+	config, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	config.QPS = -1
+	client, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := client.CoreV1().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error(); err != nil {
+		return nil, err
+	}
+	return &Cluster{Dir: filepath.Dir(kubeconfig), Kubeconfig: kubeconfig, Config: config, Client: client, Server: config.Host}, nil
+}

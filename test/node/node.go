@@ -60,7 +60,8 @@ type Node struct {
 	// trainfn, ...), as hack/node-images.sh lists them.
 	Images map[string]string
 
-	cache string
+	cache     string
+	connected bool // started by another process, which stops it
 }
 
 // Start brings the node up: the control plane, then containerd with the
@@ -153,6 +154,9 @@ var controllers = []string{"deployment-controller", "replicaset-controller", "ho
 // container, CoreDNS and containerd, then the control plane; and removes
 // what the node left in the machine's network and mounts.
 func (n *Node) Stop() {
+	if n.connected {
+		return
+	}
 	for _, name := range []string{"kube-proxy", "kubelet"} {
 		n.StopOne(name, 10*time.Second)
 	}
@@ -191,4 +195,18 @@ func file(dir, name, content string) (string, error) {
 		return "", err
 	}
 	return path, os.WriteFile(path, []byte(content), 0o644)
+}
+
+// Connect is the node that `make node` left running, if its kubeconfig in
+// cache answers; Stop leaves it running.
+func Connect(ctx context.Context, cache string) (*Node, error) {
+	images, err := readImages(cache)
+	if err != nil {
+		return nil, err
+	}
+	kube, err := cluster.Connect(ctx, filepath.Join(cache, "kubeconfig"))
+	if err != nil {
+		return nil, err
+	}
+	return &Node{Cluster: kube, Images: images, cache: cache, connected: true}, nil
 }

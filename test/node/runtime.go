@@ -149,3 +149,33 @@ func removeContainers() {
 		}
 	}
 }
+
+// Tag gives an image the node has one more name, as if an image of that
+// name had just been pulled or imported: the kubelet sees it at once.
+func (n *Node) Tag(ctx context.Context, image, name string) error {
+	if out, err := ctr(ctx, bins{}, "images", "tag", "--force", qualified(image), qualified(name)); err != nil {
+		return fmt.Errorf("tagging %s as %s: %w: %s", image, name, err, out)
+	}
+	return nil
+}
+
+// Untag removes a name Tag gave; the image keeps its other names.
+func (n *Node) Untag(ctx context.Context, name string) error {
+	if out, err := ctr(ctx, bins{}, "images", "remove", qualified(name)); err != nil {
+		return fmt.Errorf("removing %s: %w: %s", name, err, out)
+	}
+	return nil
+}
+
+// qualified is an image's name as containerd keeps it: docker.io/ for a
+// name without a registry, library/ for one without a repository's owner.
+func qualified(image string) string {
+	first, rest, found := strings.Cut(image, "/")
+	switch {
+	case !found:
+		return "docker.io/library/" + image
+	case !strings.ContainsAny(first, ".:") && first != "localhost":
+		return "docker.io/" + first + "/" + rest
+	}
+	return image
+}

@@ -1,0 +1,266 @@
+// Command node times the pi example on the real node (make bench-node):
+// through trainfn (rendered, applied, the reconciler from its chart) and
+// through mpi-operator (its CRD, its controller built from its Go module),
+// interleaved in the same run, each measured from kubectl apply:
+//
+//   - all pods Running: the launcher and every worker;
+//   - mpirun starts: the launcher's main container is running;
+//   - job succeeded: the launcher's Job is complete;
+//   - workers stopped: from the launcher's end until no worker pod is left
+//     (cleanPodPolicy Running).
+//
+// It prints the median of each and trainfn's as a ratio of mpi-operator's.
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/trainfn/trainfn/test/node"
+)
+
+func main() {
+	runs := flag.Int("runs", 5, "jobs per system")
+	operator := flag.String("operator", ".cache/bin/mpi-operator", "mpi-operator's controller")
+	crd := flag.String("crd", "", "mpi-operator's MPIJob CRD (manifests/base/kubeflow.org_mpijobs.yaml of its module)")
+	trainfn := flag.String("trainfn", "bin/trainfn", "the trainfn binary")
+	manifest := flag.String("manifest", "examples/jobs/pi.yaml", "the job, as mpi-operator reads it")
+	flag.Parse()
+	if err := run(*runs, *operator, *crd, *trainfn, *manifest); err != nil {
+		fmt.Fprintln(os.Stderr, "bench node:", err)
+		os.Exit(1)
+	}
+}
+
+// system is a way to run the job.
+type system struct {
+	name string
+	// objects are what kubectl applies.
+	objects []byte
+}
+
+// timing is one job's figures, each from kubectl apply.
+type timing struct {
+	running, mpirun, succeeded, stopped time.Duration
+}
+
+func run(runs int, operator, crd, trainfn, manifest string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	repo, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	cache := filepath.Join(repo, ".cache", "node")
+	n, err := node.Connect(ctx, cache)
+	if err != nil {
+		if n, err = node.Start(ctx, node.Options{Cache: cache}); err != nil {
+			return err
+		}
+	}
+	defer n.Stop()
+	if err := n.InstallReconciler(ctx, filepath.Join(repo, ".cache", "bin", "helm"), repo); err != nil {
+		return err
+	}
+	kubectl := func(stdin []byte, args ...string) error {
+		cmd := exec.CommandContext(ctx, filepath.Join(repo, ".cache", "bin", "kubectl"), append([]string{"--kubeconfig", n.Kubeconfig}, args...)...)
+		cmd.Stdin = bytes.NewReader(stdin)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, out)
+		}
+		return nil
+	}
+	// mpi-operator: its CRD, its leader election's namespace, and its
+	// controller as a process of this machine, on the node's API server.
+	if err := kubectl(nil, "apply", "--server-side", "-f", crd); err != nil {
+		return err
+	}
+	if err := kubectl(nil, "create", "namespace", "mpi-operator"); err != nil && !strings.Contains(err.Error(), "AlreadyExists") {
+		return err
+	}
+	log, err := os.Create(filepath.Join(repo, ".cache", "bench", "mpi-operator.log"))
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	op := exec.CommandContext(ctx, operator, "--kubeConfig", n.Kubeconfig, "--kube-api-qps", "50", "--kube-api-burst", "100")
+	op.Stdout, op.Stderr = log, log
+	if err := op.Start(); err != nil {
+		return err
+	}
+	defer func() { _ = op.Process.Kill(); _ = op.Wait() }()
+
+	source, err := os.ReadFile(manifest)
+	if err != nil {
+		return err
+	}
+	rendered, err := exec.Command(trainfn, "render", manifest).Output()
+	if err != nil {
+		return fmt.Errorf("trainfn render %s: %w", manifest, err)
+	}
+	var systems []system
+	for _, s := range []struct {
+		name    string
+		objects []byte
+	}{{"trainfn", rendered}, {"mpi-operator", source}} {
+		fitted, err := node.Fit(s.objects, nil)
+		if err != nil {
+			return err
+		}
+		systems = append(systems, system{s.name, fitted})
+	}
+
+	timings := map[string][]timing{}
+	for i := range runs {
+		// Interleaved, each system first in turn, so that a slow stretch
+		// of the machine falls on both.
+		order := slices.Clone(systems)
+		if i%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, s := range order {
+			ns := fmt.Sprintf("bench-%s-%d", s.name, i)
+			if err := kubectl(nil, "create", "namespace", ns); err != nil {
+				return err
+			}
+			if err := waitForServiceAccount(ctx, n, ns); err != nil {
+				return err
+			}
+			t, err := measure(ctx, n, ns, func() error { return kubectl(s.objects, "apply", "-n", ns, "-f", "-") })
+			if err != nil {
+				return fmt.Errorf("%s, run %d: %w", s.name, i+1, err)
+			}
+			fmt.Fprintf(os.Stderr, "%-12s run %d: running %s, mpirun %s, succeeded %s, workers stopped %s\n",
+				s.name, i+1, t.running, t.mpirun, t.succeeded, t.stopped)
+			timings[s.name] = append(timings[s.name], t)
+			_ = kubectl(nil, "delete", "namespace", ns, "--wait=false")
+		}
+	}
+	report(runs, timings)
+	return nil
+}
+
+func waitForServiceAccount(ctx context.Context, n *node.Node, ns string) error {
+	return n.Wait(ctx, "the default service account of "+ns, time.Minute, func(ctx context.Context) error {
+		_, err := n.Client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+		return err
+	})
+}
+
+// poll is how often the job's pods and Jobs are read.
+const poll = 50 * time.Millisecond
+
+// measure applies the job and times it by polling its pods and its
+// launcher's Job.
+func measure(ctx context.Context, n *node.Node, ns string, apply func() error) (t timing, err error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	began := time.Now()
+	if err := apply(); err != nil {
+		return t, err
+	}
+	var ended time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return t, fmt.Errorf("not done after 5 minutes: %+v", t)
+		case <-time.After(poll):
+		}
+		now := time.Since(began)
+		pods, err := n.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			continue
+		}
+		var launcher *corev1.Pod
+		running, workers := 0, 0
+		for i := range pods.Items {
+			p := &pods.Items[i]
+			if strings.Contains(p.Name, "-launcher") {
+				launcher = p
+			} else if strings.Contains(p.Name, "-worker") {
+				workers++
+			}
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		if t.running == 0 && launcher != nil && workers > 0 && running == len(pods.Items) {
+			t.running = now
+		}
+		if t.mpirun == 0 && launcher != nil {
+			for _, c := range launcher.Status.ContainerStatuses {
+				if c.State.Running != nil || c.State.Terminated != nil {
+					t.mpirun = now
+				}
+			}
+		}
+		if ended.IsZero() {
+			if complete(ctx, n, ns) {
+				ended = time.Now()
+				t.succeeded = now
+			}
+			continue
+		}
+		if workers == 0 {
+			t.stopped = time.Since(ended)
+			return t, nil
+		}
+	}
+}
+
+// complete reports whether the namespace's launcher Job is complete; both
+// systems run the launcher as a Job named <job>-launcher.
+func complete(ctx context.Context, n *node.Node, ns string) bool {
+	jobs, err := n.Client.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return false
+	}
+	for _, j := range jobs.Items {
+		if !strings.HasSuffix(j.Name, "-launcher") {
+			continue
+		}
+		for _, c := range j.Status.Conditions {
+			if c.Type == batchv1.JobComplete && c.Status == corev1.ConditionTrue {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func report(runs int, timings map[string][]timing) {
+	median := func(name string, pick func(timing) time.Duration) time.Duration {
+		var d []time.Duration
+		for _, t := range timings[name] {
+			d = append(d, pick(t))
+		}
+		slices.Sort(d)
+		return d[len(d)/2]
+	}
+	fmt.Printf("\nthe pi example on the node, median of %d runs each, from kubectl apply\n\n", runs)
+	fmt.Printf("%-36s %12s %14s %8s\n", "", "trainfn", "mpi-operator", "ratio")
+	for _, m := range []struct {
+		name string
+		pick func(timing) time.Duration
+	}{
+		{"submit -> all pods Running", func(t timing) time.Duration { return t.running }},
+		{"submit -> mpirun starts", func(t timing) time.Duration { return t.mpirun }},
+		{"submit -> job succeeded", func(t timing) time.Duration { return t.succeeded }},
+		{"launcher end -> workers stopped", func(t timing) time.Duration { return t.stopped }},
+	} {
+		a, b := median("trainfn", m.pick), median("mpi-operator", m.pick)
+		fmt.Printf("%-36s %12s %14s %7.2fx\n", m.name, a.Round(10*time.Millisecond), b.Round(10*time.Millisecond), float64(a)/float64(b))
+	}
+}

@@ -1,0 +1,181 @@
+//go:build e2e
+
+package onnode
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/trainfn/trainfn/test/node"
+	"github.com/trainfn/trainfn/test/testtool"
+)
+
+// submission is a job applied to the node, in a namespace of its own.
+type submission struct {
+	t    *testing.T
+	ns   string
+	name string
+	// began is when kubectl apply was run.
+	began time.Time
+}
+
+// submit renders manifests with trainfn, fits them to the node's CPU (see
+// node.Fit), lets edit change the objects (for a test that breaks the
+// render on purpose) and applies them with kubectl in a fresh namespace.
+func submit(t *testing.T, manifests []string, name string, edit func(obj map[string]any)) *submission {
+	t.Helper()
+	out, err := exec.Command(trainfn, append([]string{"render"}, manifests...)...).Output()
+	require.NoError(t, err, "trainfn render %s: %s", manifests, stderrOf(err))
+	fitted, err := node.Fit(out, edit)
+	require.NoError(t, err)
+	s := &submission{t: t, ns: kube.Namespace(t), name: name}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the pods of %s:\n%s", s.ns, s.describe())
+		}
+	})
+	s.began = time.Now()
+	s.kubectl(bytes.NewReader(fitted), "apply", "-f", "-")
+	return s
+}
+
+// kubectl runs kubectl in the submission's namespace and returns what it
+// printed.
+func (s *submission) kubectl(stdin io.Reader, args ...string) string {
+	s.t.Helper()
+	kubectl, ok := testtool.Built("kubectl")
+	require.True(s.t, ok, "kubectl is not built: run hack/cluster-tools.sh")
+	cmd := exec.Command(kubectl, append([]string{"--kubeconfig", kube.Kubeconfig, "--namespace", s.ns}, args...)...)
+	cmd.Stdin = stdin
+	out, err := cmd.CombinedOutput()
+	require.NoError(s.t, err, "kubectl %s: %s", strings.Join(args, " "), out)
+	return string(out)
+}
+
+// finish waits until the Job ends and reports whether it succeeded, and
+// how long after the submission it ended.
+func (s *submission) finish(job string, within time.Duration) (succeeded bool, took time.Duration) {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		j, err := kube.Client.BatchV1().Jobs(s.ns).Get(ctx, job, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, c := range j.Status.Conditions {
+			if c.Status != corev1.ConditionTrue {
+				continue
+			}
+			switch c.Type {
+			case batchv1.JobComplete:
+				succeeded = true
+				return true, nil
+			case batchv1.JobFailed:
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	require.NoError(s.t, err, "Job %s did not end within %s", job, within)
+	return succeeded, time.Since(s.began)
+}
+
+// succeed requires the Job to succeed within the time given.
+func (s *submission) succeed(job string, within time.Duration) time.Duration {
+	s.t.Helper()
+	ok, took := s.finish(job, within)
+	require.True(s.t, ok, "Job %s failed:\n%s", job, s.logs("batch.kubernetes.io/job-name="+job, ""))
+	s.t.Logf("Job %s succeeded %s after kubectl apply", job, took.Round(10*time.Millisecond))
+	return took
+}
+
+// workersGone requires every worker pod of the job to be deleted within
+// the time given, and says how long it took.
+func (s *submission) workersGone(job string, within time.Duration) {
+	s.t.Helper()
+	began := time.Now()
+	selector := "training.kubeflow.org/job-name=" + job + ",training.kubeflow.org/job-role=worker"
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	var left int
+	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		pods, err := kube.Client.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return false, nil
+		}
+		left = len(pods.Items)
+		return left == 0, nil
+	})
+	require.NoError(s.t, err, "%d worker pods of %s are left %s after the launcher ended", left, job, within)
+	s.t.Logf("the workers of %s were gone %s after the launcher ended", job, time.Since(began).Round(10*time.Millisecond))
+}
+
+// logs is what the containers of the pods the selector picks printed, by
+// pod, each under a header; the main container's unless one is named.
+func (s *submission) logs(selector, container string) string {
+	s.t.Helper()
+	ctx := context.Background()
+	pods, err := kube.Client.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+	require.NoError(s.t, err)
+	var b strings.Builder
+	for _, pod := range pods.Items {
+		c := container
+		if c == "" {
+			c = pod.Spec.Containers[0].Name
+		}
+		data, err := kube.Client.CoreV1().Pods(s.ns).GetLogs(pod.Name, &corev1.PodLogOptions{Container: c}).DoRaw(ctx)
+		if err != nil {
+			data = []byte(err.Error())
+		}
+		fmt.Fprintf(&b, "==> %s/%s (%s) <==\n%s\n", pod.Name, c, pod.Status.Phase, data)
+	}
+	return b.String()
+}
+
+// describe is every pod's phase and each container's state, and the
+// namespace's events: what a failing test shows.
+func (s *submission) describe() string {
+	ctx := context.Background()
+	var b strings.Builder
+	pods, err := kube.Client.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	for _, pod := range pods.Items {
+		fmt.Fprintf(&b, "%s %s\n", pod.Name, pod.Status.Phase)
+		for _, cs := range append(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses...) {
+			fmt.Fprintf(&b, "  %s: %+v\n", cs.Name, cs.State)
+		}
+	}
+	events, err := kube.Client.CoreV1().Events(s.ns).List(ctx, metav1.ListOptions{})
+	if err == nil {
+		for _, e := range events.Items {
+			if e.Type != corev1.EventTypeNormal {
+				fmt.Fprintf(&b, "event %s %s: %s\n", e.InvolvedObject.Name, e.Reason, e.Message)
+			}
+		}
+	}
+	return b.String()
+}
+
+func stderrOf(err error) string {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return string(exit.Stderr)
+	}
+	return ""
+}

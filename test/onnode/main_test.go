@@ -1,0 +1,81 @@
+//go:build e2e
+
+package onnode
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/trainfn/trainfn/test/node"
+	"github.com/trainfn/trainfn/test/testtool"
+)
+
+var (
+	// kube is the node every test shares, each in a namespace of its own.
+	kube *node.Node
+	// trainfn is the binary under test, built for the suite.
+	trainfn string
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	if reason := unavailable(); reason != "" {
+		if os.Getenv(testtool.RequireEnv) != "" {
+			fmt.Fprintln(os.Stderr, "onnode:", reason)
+			return 1
+		}
+		fmt.Fprintln(os.Stderr, "onnode: skipped:", reason)
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	began := time.Now()
+	cache := filepath.Join(repoRoot(), ".cache", "node")
+	var err error
+	// A node that make node left running is used as it is.
+	if kube, err = node.Connect(ctx, cache); err != nil {
+		if kube, err = node.Start(ctx, node.Options{Cache: cache}); err != nil {
+			fmt.Fprintln(os.Stderr, "onnode: starting the node:", err)
+			return 1
+		}
+	}
+	defer kube.Stop()
+	helm, ok := testtool.Built("helm")
+	if !ok {
+		fmt.Fprintln(os.Stderr, "onnode: helm is not built: run hack/tools.sh")
+		return 1
+	}
+	if err = kube.InstallReconciler(ctx, helm, repoRoot()); err != nil {
+		fmt.Fprintln(os.Stderr, "onnode: installing the reconciler:", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "onnode: node and reconciler up in %s\n", time.Since(began).Round(time.Millisecond))
+	code := testtool.RunWithTrainfn(m, &trainfn)
+	if code != 0 {
+		fmt.Fprintf(os.Stderr, "onnode: the components' last words:\n%s", kube.Logs(20))
+	}
+	return code
+}
+
+// unavailable says why the node cannot run here, if it cannot.
+func unavailable() string {
+	if os.Geteuid() != 0 {
+		return "the node needs root"
+	}
+	if _, err := os.Stat(filepath.Join(repoRoot(), ".cache", "node", "images")); err != nil {
+		return "the node's images are not built: run make node-tools"
+	}
+	return ""
+}
+
+// repoRoot is the repository this file is in.
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}

@@ -1,0 +1,112 @@
+//go:build e2e
+
+package onnode
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// jobTimeout bounds a job from kubectl apply to its end: on a warm node a
+// pi job takes about ten seconds.
+const jobTimeout = 3 * time.Minute
+
+// TestMPIJobsRunToCompletion runs mpi-operator's pi example and its
+// variants, each to its end, and reads what the ranks report.
+func TestMPIJobsRunToCompletion(t *testing.T) {
+	for _, tt := range []struct {
+		manifest, name string
+		// ranks is the world's size, workers the worker pods, uid the
+		// ranks' user.
+		ranks, workers, uid int
+		// config is trainfn's function config, if the job needs one.
+		config string
+		// cleaned: the job's cleanPodPolicy is Running, and the
+		// reconciler must delete the workers once the launcher ends.
+		cleaned bool
+	}{
+		{manifest: "../../examples/jobs/pi.yaml", name: "pi", ranks: 2, workers: 2, uid: 1000, cleaned: true},
+		{manifest: "testdata/pi-root.yaml", name: "pi-root", ranks: 2, workers: 2},
+		{manifest: "testdata/pi-mpich.yaml", name: "pi-mpich", ranks: 2, workers: 2, uid: 1000},
+		{manifest: "testdata/pi-intel.yaml", name: "pi-intel", ranks: 4, workers: 2, uid: 1000},
+		{manifest: "testdata/pi-v1.yaml", name: "pi-v1", ranks: 2, workers: 2, cleaned: true},
+		{manifest: "testdata/pi-v1alpha1.yaml", name: "pi-v1alpha1", ranks: 2, workers: 2},
+		{manifest: "testdata/pi-v1alpha1-exec.yaml", name: "pi-v1alpha1-exec", ranks: 2, workers: 2, config: deliveryConfig()},
+		{manifest: "testdata/pi-rsh.yaml", name: "pi-rsh", ranks: 2, workers: 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			manifests := []string{tt.manifest}
+			if tt.config != "" {
+				manifests = append(manifests, writeFile(t, "trainfn.yaml", tt.config))
+			}
+			s := submit(t, manifests, tt.name, nil)
+			s.succeed(tt.name+"-launcher", jobTimeout)
+			out := s.logs("batch.kubernetes.io/job-name="+tt.name+"-launcher", "")
+			t.Logf("the launcher printed:\n%s", out)
+			checkPi(t, out, tt.name, tt.ranks, tt.workers, tt.uid)
+			if tt.cleaned {
+				s.workersGone(tt.name, time.Minute)
+			}
+		})
+	}
+}
+
+// deliveryConfig is trainfn's config for the KubectlExec launch mode on the
+// node: the kubectl-delivery image the node has.
+func deliveryConfig() string {
+	return fmt.Sprintf(`apiVersion: fn.trainfn.dev/v1alpha1
+kind: TrainFn
+metadata:
+  name: trainfn
+spec:
+  mpi:
+    kubectlDeliveryImage: %s
+`, kube.Images["kubectl-delivery"])
+}
+
+var (
+	rankLine = regexp.MustCompile(`(?m)^rank (\d+) of (\d+) on (\S+) uid (\d+)$`)
+	piLine   = regexp.MustCompile(`(?m)^pi is approximately 3\.14159265\d*$`)
+)
+
+// checkPi requires every rank of the world to have reported once, as the
+// user given, from the job's worker pods alone, ranks spread over all of
+// them, and rank 0 to have printed pi to eight places.
+func checkPi(t *testing.T, out, job string, ranks, workers, uid int) {
+	t.Helper()
+	assert.Regexp(t, piLine, out)
+	seen := map[int]bool{}
+	hosts := map[string]int{}
+	for _, m := range rankLine.FindAllStringSubmatch(out, -1) {
+		rank, _ := strconv.Atoi(m[1])
+		size, _ := strconv.Atoi(m[2])
+		user, _ := strconv.Atoi(m[4])
+		assert.Equal(t, ranks, size, "the world's size")
+		assert.Equal(t, uid, user, "rank %d's user", rank)
+		assert.False(t, seen[rank], "rank %d reported twice", rank)
+		seen[rank] = true
+		hosts[m[3]]++
+	}
+	assert.Len(t, seen, ranks, "ranks that reported")
+	want := map[string]int{}
+	for i := range workers {
+		want[fmt.Sprintf("%s-worker-%d", job, i)] = ranks / workers
+	}
+	assert.Equal(t, want, hosts, "ranks per worker pod")
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+	return path
+}
