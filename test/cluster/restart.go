@@ -15,15 +15,26 @@ import (
 // ready. Nothing else may wait on the cluster meanwhile (Namespace, say):
 // seeing the old server exit, it would give up.
 func (c *Cluster) RestartAPIServer(ctx context.Context) error {
-	i := c.proc("kube-apiserver")
+	if err := c.Restart("kube-apiserver", 5*time.Second); err != nil {
+		return err
+	}
+	return c.waitFor(ctx, "kube-apiserver, restarted", 2*time.Minute, func(ctx context.Context) error {
+		return c.Client.CoreV1().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
+	})
+}
+
+// Restart stops a running component, given the grace period, and starts it
+// again with the same flags; it does not wait for it to be ready.
+func (c *Cluster) Restart(name string, grace time.Duration) error {
+	i := c.proc(name)
 	if i < 0 {
-		return errors.New("kube-apiserver is not running")
+		return errors.New(name + " is not running")
 	}
 	old := c.procs[i]
-	// Its shutdown is over in moments, but the process lingers while
-	// clients hold watches open; they lose them either way.
-	old.stop(5 * time.Second)
-	// start truncates the log; what the old server said may explain a
+	// An API server's shutdown is over in moments, but the process
+	// lingers while clients hold watches open; they lose them either way.
+	old.stop(grace)
+	// start truncates the log; what the old process said may explain a
 	// failure after the restart.
 	_ = os.Rename(old.log, old.log+".before-restart")
 	p, err := start(c.Dir, old.name, old.cmd.Path, c.detach, old.cmd.Args[1:]...)
@@ -31,9 +42,7 @@ func (c *Cluster) RestartAPIServer(ctx context.Context) error {
 		return err
 	}
 	c.procs[i] = p
-	return c.waitFor(ctx, "kube-apiserver, restarted", 2*time.Minute, func(ctx context.Context) error {
-		return c.Client.CoreV1().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
-	})
+	return nil
 }
 
 // proc is the index of a running component in c.procs, or -1.

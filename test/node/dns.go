@@ -12,14 +12,23 @@ import (
 
 // corefile is CoreDNS's configuration: the cluster's names from its
 // kubernetes plugin, on the node's address, where the kubelet points every
-// pod's resolver. Nothing is forwarded: there is nothing beyond the node.
-const corefile = `.:53 {
-    bind %s
+// pod's resolver. Nothing is forwarded, there is nothing beyond the node:
+// every other name does not exist. (Left unanswered, it would be a server
+// failure, which ends a resolver's walk down its search list: a name such
+// as service.namespace, tried as it is first, would never be tried under
+// svc.cluster.local.)
+const corefile = `%[2]s:53 in-addr.arpa:53 ip6.arpa:53 {
+    bind %[1]s
     errors
-    kubernetes %s in-addr.arpa ip6.arpa {
-        kubeconfig %s trainfn-e2e
+    kubernetes %[2]s in-addr.arpa ip6.arpa {
+        kubeconfig %[3]s trainfn-e2e
         pods insecure
-        fallthrough in-addr.arpa ip6.arpa
+    }
+}
+.:53 {
+    bind %[1]s
+    template ANY ANY {
+        rcode NXDOMAIN
     }
 }
 `

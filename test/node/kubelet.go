@@ -57,8 +57,9 @@ maxPods: 110
 // use.
 func (n *Node) startKubelet(ctx context.Context, b bins) error {
 	// Pods resolve the cluster's names alone: the machine's resolver may
-	// be a loopback address no pod can reach.
-	resolv, err := file(n.Dir, "resolv.conf", "options ndots:1\n")
+	// be a loopback address no pod can reach, and its options would be
+	// merged into the pods'.
+	resolv, err := file(n.Dir, "resolv.conf", "# the node's pods use cluster DNS alone\n")
 	if err != nil {
 		return err
 	}

@@ -210,3 +210,7 @@ func Connect(ctx context.Context, cache string) (*Node, error) {
 	}
 	return &Node{Cluster: kube, Images: images, cache: cache, connected: true}, nil
 }
+
+// Started tells whether this process started the node, and may restart
+// and stop its parts.
+func (n *Node) Started() bool { return !n.connected }

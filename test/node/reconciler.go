@@ -16,17 +16,22 @@ const (
 )
 
 // InstallReconciler installs trainfn's reconciler from its chart in repo
-// with the real helm, running the node's trainfn image as a pod, and waits
-// until it is ready; an installed one is upgraded to this chart and image.
-func (n *Node) InstallReconciler(ctx context.Context, helm, repo string) error {
+// with the real helm, running the node's trainfn image as a pod, with more
+// values (key=value) if given, and waits until it is ready; an installed
+// one is upgraded to this chart, image and values.
+func (n *Node) InstallReconciler(ctx context.Context, helm, repo string, values ...string) error {
 	image := n.Images["trainfn"]
 	name, tag, _ := strings.Cut(image, ":")
-	cmd := exec.CommandContext(ctx, helm, "upgrade", "--install", ReconcilerRelease,
+	args := []string{"upgrade", "--install", ReconcilerRelease,
 		filepath.Join(repo, "charts", "trainfn-reconciler"),
 		"--kubeconfig", n.Kubeconfig,
 		"--namespace", ReconcilerNamespace, "--create-namespace",
-		"--set", "image.repository="+name, "--set", "image.tag="+tag,
-		"--wait", "--timeout", "3m")
+		"--set", "image.repository=" + name, "--set", "image.tag=" + tag,
+		"--wait", "--timeout", "3m"}
+	for _, v := range values {
+		args = append(args, "--set", v)
+	}
+	cmd := exec.CommandContext(ctx, helm, args...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("helm upgrade --install %s: %w: %s", ReconcilerRelease, err, out)
 	}

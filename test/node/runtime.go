@@ -3,6 +3,7 @@ package node
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -178,4 +179,20 @@ func qualified(image string) string {
 		return "docker.io/" + first + "/" + rest
 	}
 	return image
+}
+
+// RestartContainerd stops containerd and starts it again, as a runtime
+// upgrade or crash does, and returns once it answers. The containers keep
+// running under their shims meanwhile.
+func (n *Node) RestartContainerd(ctx context.Context) error {
+	if n.connected {
+		return errors.New("the node was started by another process, which alone can restart its containerd")
+	}
+	if err := n.Restart("containerd", 10*time.Second); err != nil {
+		return err
+	}
+	return n.Wait(ctx, "containerd, restarted", time.Minute, func(ctx context.Context) error {
+		_, err := ctr(ctx, bins{}, "version")
+		return err
+	})
 }

@@ -77,6 +77,12 @@ const waitTimeout = "15"
 func failFast(job map[string]any) {
 	job["spec"].(map[string]any)["backoffLimit"] = 0
 	podSpec(job)["restartPolicy"] = "Never"
+	waitFor(job, waitTimeout)
+}
+
+// waitFor has a launcher Job's wait-for-workers step give up after the
+// seconds given.
+func waitFor(job map[string]any, seconds string) {
 	for _, c := range list(podSpec(job), "initContainers") {
 		c := c.(map[string]any)
 		if c["name"] != waitStep {
@@ -84,7 +90,7 @@ func failFast(job map[string]any) {
 		}
 		for _, e := range list(c, "env") {
 			if e := e.(map[string]any); e["name"] == "TRAINFN_WAIT_TIMEOUT_SECONDS" {
-				e["value"] = waitTimeout
+				e["value"] = seconds
 			}
 		}
 	}

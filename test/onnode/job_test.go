@@ -69,6 +69,14 @@ func (s *submission) kubectl(stdin io.Reader, args ...string) string {
 // how long after the submission it ended.
 func (s *submission) finish(job string, within time.Duration) (succeeded bool, took time.Duration) {
 	s.t.Helper()
+	ended, succeeded, took := s.ends(job, within)
+	require.True(s.t, ended, "Job %s did not end within %s", job, within)
+	return succeeded, took
+}
+
+// ends waits up to the time given for the Job to end, and reports whether
+// it ended, whether it succeeded, and how long after the submission.
+func (s *submission) ends(job string, within time.Duration) (ended, succeeded bool, took time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
 	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
@@ -90,8 +98,7 @@ func (s *submission) finish(job string, within time.Duration) (succeeded bool, t
 		}
 		return false, nil
 	})
-	require.NoError(s.t, err, "Job %s did not end within %s", job, within)
-	return succeeded, time.Since(s.began)
+	return err == nil, succeeded, time.Since(s.began)
 }
 
 // succeed requires the Job to succeed within the time given.
@@ -125,12 +132,14 @@ func (s *submission) workersGone(job string, within time.Duration) {
 }
 
 // logs is what the containers of the pods the selector picks printed, by
-// pod, each under a header; the main container's unless one is named.
+// pod, each under a header; the main container's unless one is named. It
+// may be called from any goroutine: an error is what it returns.
 func (s *submission) logs(selector, container string) string {
-	s.t.Helper()
 	ctx := context.Background()
 	pods, err := kube.Client.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
-	require.NoError(s.t, err)
+	if err != nil {
+		return "listing the pods " + selector + ": " + err.Error()
+	}
 	var b strings.Builder
 	for _, pod := range pods.Items {
 		c := container

@@ -45,8 +45,7 @@ func TestWorkersWhoseImageIsLate(t *testing.T) {
 		require.NotEqual(t, corev1.PodRunning, p.Status.Phase, "worker %s runs an image the node does not have", p.Name)
 	}
 	require.NoError(t, kube.Tag(ctx, kube.Images["openmpi"], late))
-	took := s.succeed("pi-launcher", jobTimeout)
-	t.Logf("the image appeared %s after kubectl apply; the job succeeded %s after it", imageLate, took.Round(10*time.Millisecond))
+	s.succeed("pi-launcher", jobTimeout)
 
 	out := s.logs("batch.kubernetes.io/job-name=pi-launcher", "")
 	checkPi(t, out, "pi", 2, 2, 1000)

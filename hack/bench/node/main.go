@@ -10,6 +10,12 @@
 //     (cleanPodPolicy Running).
 //
 // It prints the median of each and trainfn's as a ratio of mpi-operator's.
+// Then, for an elastic job (test/onnode/testdata/elastic-discovery.yaml),
+// how long after its workers are scaled from 2 to 3 the launcher's
+// /etc/mpi/discover_hosts.sh lists the third: trainfn's reconciler writes
+// the ConfigMap and touches the launcher's pod, mpi-operator writes the
+// ConfigMap alone; and the kubelet alone, a ConfigMap change reaching a
+// pod's file without and with a touch of the pod.
 package main
 
 import (
@@ -37,8 +43,10 @@ func main() {
 	crd := flag.String("crd", "", "mpi-operator's MPIJob CRD (manifests/base/kubeflow.org_mpijobs.yaml of its module)")
 	trainfn := flag.String("trainfn", "bin/trainfn", "the trainfn binary")
 	manifest := flag.String("manifest", "examples/jobs/pi.yaml", "the job, as mpi-operator reads it")
+	elastic := flag.String("elastic", "test/onnode/testdata/elastic-discovery.yaml", "the elastic job")
+	elasticRuns := flag.Int("elastic-runs", 3, "elastic jobs per system")
 	flag.Parse()
-	if err := run(*runs, *operator, *crd, *trainfn, *manifest); err != nil {
+	if err := run(*runs, *elasticRuns, *operator, *crd, *trainfn, *manifest, *elastic); err != nil {
 		fmt.Fprintln(os.Stderr, "bench node:", err)
 		os.Exit(1)
 	}
@@ -56,7 +64,7 @@ type timing struct {
 	running, mpirun, succeeded, stopped time.Duration
 }
 
-func run(runs int, operator, crd, trainfn, manifest string) error {
+func run(runs, elasticRuns int, operator, crd, trainfn, manifest, elastic string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	repo, err := os.Getwd()
@@ -102,24 +110,9 @@ func run(runs int, operator, crd, trainfn, manifest string) error {
 	}
 	defer func() { _ = op.Process.Kill(); _ = op.Wait() }()
 
-	source, err := os.ReadFile(manifest)
+	systems, err := bothSystems(trainfn, manifest)
 	if err != nil {
 		return err
-	}
-	rendered, err := exec.Command(trainfn, "render", manifest).Output()
-	if err != nil {
-		return fmt.Errorf("trainfn render %s: %w", manifest, err)
-	}
-	var systems []system
-	for _, s := range []struct {
-		name    string
-		objects []byte
-	}{{"trainfn", rendered}, {"mpi-operator", source}} {
-		fitted, err := node.Fit(s.objects, nil)
-		if err != nil {
-			return err
-		}
-		systems = append(systems, system{s.name, fitted})
 	}
 
 	timings := map[string][]timing{}
@@ -149,7 +142,92 @@ func run(runs int, operator, crd, trainfn, manifest string) error {
 		}
 	}
 	report(runs, timings)
+
+	elastics, err := bothSystems(trainfn, elastic)
+	if err != nil {
+		return err
+	}
+	scales := map[string][]time.Duration{}
+	var untouched, touched []time.Duration
+	for i := range elasticRuns {
+		for _, s := range elastics {
+			ns := fmt.Sprintf("bench-elastic-%s-%d", s.name, i)
+			if err := kubectl(nil, "create", "namespace", ns); err != nil {
+				return err
+			}
+			if err := waitForServiceAccount(ctx, n, ns); err != nil {
+				return err
+			}
+			if err := kubectl(s.objects, "apply", "-n", ns, "-f", "-"); err != nil {
+				return err
+			}
+			scale := func() error {
+				if s.name == "trainfn" {
+					return kubectl(nil, "scale", "-n", ns, "statefulset/elastic-worker", "--replicas=3")
+				}
+				return kubectl(nil, "patch", "-n", ns, "mpijob/elastic", "--type=merge", "-p", `{"spec":{"mpiReplicaSpecs":{"Worker":{"replicas":3}}}}`)
+			}
+			took, err := scaleUp(ctx, n, ns, scale)
+			if err != nil {
+				return fmt.Errorf("%s, elastic run %d: %w", s.name, i+1, err)
+			}
+			fmt.Fprintf(os.Stderr, "%-12s elastic run %d: the third host listed %s after the scale\n", s.name, i+1, took)
+			scales[s.name] = append(scales[s.name], took)
+			_ = kubectl(nil, "delete", "namespace", ns, "--wait=false")
+		}
+		ns := fmt.Sprintf("bench-configmap-%d", i)
+		if err := kubectl(nil, "create", "namespace", ns); err != nil {
+			return err
+		}
+		if err := waitForServiceAccount(ctx, n, ns); err != nil {
+			return err
+		}
+		u, t, err := configMapDelivery(ctx, n, ns, n.Images["openmpi"])
+		if err != nil {
+			return fmt.Errorf("ConfigMap delivery, run %d: %w", i+1, err)
+		}
+		fmt.Fprintf(os.Stderr, "kubelet      run %d: a ConfigMap change reached the pod in %s untouched, %s touched\n", i+1, u, t)
+		untouched, touched = append(untouched, u), append(touched, t)
+		_ = kubectl(nil, "delete", "namespace", ns, "--wait=false")
+	}
+	fmt.Printf("\nan elastic job scaled from 2 to 3 workers, median of %d runs each\n\n", elasticRuns)
+	a, b := median(scales["trainfn"]), median(scales["mpi-operator"])
+	fmt.Printf("%-36s %12s %14s %7.2fx\n", "scale-up -> host in discover_hosts.sh", a.Round(10*time.Millisecond), b.Round(10*time.Millisecond), float64(a)/float64(b))
+	fmt.Printf("\nthe kubelet alone: a ConfigMap change reaching a mounted file, median of %d\n\n", elasticRuns)
+	fmt.Printf("%-36s %12s\n", "without a touch of the pod", median(untouched).Round(10*time.Millisecond))
+	fmt.Printf("%-36s %12s\n", "with a touch of the pod", median(touched).Round(10*time.Millisecond))
 	return nil
+}
+
+// bothSystems is the job as each system takes it, fitted to the node:
+// rendered by trainfn, and as it is for mpi-operator.
+func bothSystems(trainfn, manifest string) ([]system, error) {
+	source, err := os.ReadFile(manifest)
+	if err != nil {
+		return nil, err
+	}
+	rendered, err := exec.Command(trainfn, "render", manifest).Output()
+	if err != nil {
+		return nil, fmt.Errorf("trainfn render %s: %w", manifest, err)
+	}
+	var systems []system
+	for _, s := range []system{{"trainfn", rendered}, {"mpi-operator", source}} {
+		fitted, err := node.Fit(s.objects, nil)
+		if err != nil {
+			return nil, err
+		}
+		systems = append(systems, system{s.name, fitted})
+	}
+	return systems, nil
+}
+
+func median(d []time.Duration) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	d = slices.Clone(d)
+	slices.Sort(d)
+	return d[len(d)/2]
 }
 
 func waitForServiceAccount(ctx context.Context, n *node.Node, ns string) error {
@@ -241,13 +319,12 @@ func complete(ctx context.Context, n *node.Node, ns string) bool {
 }
 
 func report(runs int, timings map[string][]timing) {
-	median := func(name string, pick func(timing) time.Duration) time.Duration {
+	pick := func(name string, figure func(timing) time.Duration) time.Duration {
 		var d []time.Duration
 		for _, t := range timings[name] {
-			d = append(d, pick(t))
+			d = append(d, figure(t))
 		}
-		slices.Sort(d)
-		return d[len(d)/2]
+		return median(d)
 	}
 	fmt.Printf("\nthe pi example on the node, median of %d runs each, from kubectl apply\n\n", runs)
 	fmt.Printf("%-36s %12s %14s %8s\n", "", "trainfn", "mpi-operator", "ratio")
@@ -260,7 +337,7 @@ func report(runs int, timings map[string][]timing) {
 		{"submit -> job succeeded", func(t timing) time.Duration { return t.succeeded }},
 		{"launcher end -> workers stopped", func(t timing) time.Duration { return t.stopped }},
 	} {
-		a, b := median("trainfn", m.pick), median("mpi-operator", m.pick)
+		a, b := pick("trainfn", m.pick), pick("mpi-operator", m.pick)
 		fmt.Printf("%-36s %12s %14s %7.2fx\n", m.name, a.Round(10*time.Millisecond), b.Round(10*time.Millisecond), float64(a)/float64(b))
 	}
 }

@@ -18,7 +18,9 @@ dist.init_process_group("gloo")
 rank, world = dist.get_rank(), dist.get_world_size()
 total = torch.tensor([float(rank + 1)])
 dist.all_reduce(total)
-print(f"host={socket.gethostname()} rank={rank} world={world} sum={total.item():g}", flush=True)
+# One write a line: the processes of one pod share its output, and print's
+# text and newline, written apart, interleave with another process's.
+os.write(1, f"host={socket.gethostname()} rank={rank} world={world} sum={total.item():g}\n".encode())
 
 _, elastic, most = os.environ.get("PET_NNODES", "").partition(":")
 if elastic and world < int(most):

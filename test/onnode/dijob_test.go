@@ -1,0 +1,63 @@
+//go:build e2e
+
+package onnode
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// TestDIJobCallsTheDIServer runs a preemptible DIJob whose rank 0 reaches
+// the reconciler's DI server through its ClusterIP Service (CoreDNS, then
+// kube-proxy), adds a replica and removes it through the API, and sees
+// each count in the replicas the server lists; the job then ends as
+// DI-orchestrator's does when a worker exits 0: its StatefulSet is scaled
+// to zero.
+func TestDIJobCallsTheDIServer(t *testing.T) {
+	t.Parallel()
+	s := submit(t, []string{"testdata/dijob.yaml"}, "di", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	// The pods are gone once the job ends: what they printed is read as
+	// they run.
+	printed := map[string]string{}
+	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		pods, err := kube.Client.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		for _, p := range pods.Items {
+			if out, err := kube.Client.CoreV1().Pods(s.ns).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx); err == nil && len(out) > 0 {
+				printed[p.Name] = string(out)
+			}
+			// A StatefulSet's pod restarts its container, even one that
+			// exited 0, until the job's end scales it away.
+			if out, err := kube.Client.CoreV1().Pods(s.ns).GetLogs(p.Name, &corev1.PodLogOptions{Previous: true}).DoRaw(ctx); err == nil && len(out) > 0 {
+				printed[p.Name+" before a restart"] = string(out)
+			}
+		}
+		set, err := kube.Client.AppsV1().StatefulSets(s.ns).Get(ctx, "di-worker", metav1.GetOptions{})
+		return err == nil && set.Spec.Replicas != nil && *set.Spec.Replicas == 0, nil
+	})
+	require.NoError(t, err, "the workers' StatefulSet was not scaled to zero, the job did not end:\n%v", printed)
+	t.Logf("the job ended %s after kubectl apply; its pods printed %v", time.Since(s.began).Round(10*time.Millisecond), printed)
+	rank0 := printed["di-worker-0"]
+	assert.Contains(t, rank0, "rank=0 job="+s.ns+".di.1 attach=\n")
+	assert.Contains(t, printed["di-worker-1"], "rank=1 job="+s.ns+".di.1 attach=--attach-to=tcp://di-worker-0.di:22270")
+	var seen []string
+	for _, line := range strings.Split(rank0, "\n") {
+		if n, ok := strings.CutPrefix(line, "replicas: "); ok {
+			seen = append(seen, strings.Fields(n)[0])
+		}
+	}
+	assert.Equal(t, []string{"2", "3", "2"}, seen, "the replica counts rank 0 saw")
+	assert.Contains(t, rank0, "\ndone\n")
+}
