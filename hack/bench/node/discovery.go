@@ -19,6 +19,11 @@ import (
 // discover_hosts.sh lists other hosts (test/onnode/testdata/elastic-discovery.yaml).
 var hostsLine = regexp.MustCompile(`(?m)^hosts: (.*?) ?$`)
 
+// settle is how long after a pod's start, or its last change, a change is
+// made: the kubelet syncs a pod on each of its own events (containers
+// started, probes, status), which would deliver a ConfigMap change early.
+const settle = 20 * time.Second
+
 // lastHosts is how many hosts the launcher's last hosts line listed, or -1.
 func lastHosts(ctx context.Context, n *node.Node, ns, pod string) int {
 	out, err := n.Client.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{}).DoRaw(ctx)
@@ -64,6 +69,9 @@ func scaleUp(ctx context.Context, n *node.Node, ns string, scale func() error) (
 	}); err != nil {
 		return 0, fmt.Errorf("the launcher never listed 2 hosts: %w", err)
 	}
+	// A pod's first seconds are busy with its own events, each of which
+	// has the kubelet sync it; the change must meet a settled pod.
+	time.Sleep(settle)
 	began := time.Now()
 	if err := scale(); err != nil {
 		return 0, err
@@ -110,6 +118,7 @@ func configMapDelivery(ctx context.Context, n *node.Node, ns, image string) (unt
 	if err := sees("0"); err != nil {
 		return 0, 0, fmt.Errorf("the pod never read its ConfigMap: %w", err)
 	}
+	time.Sleep(settle)
 	change := func(value string, touch bool) (time.Duration, error) {
 		began := time.Now()
 		patch := fmt.Sprintf(`{"data":{"value":%q}}`, value)
@@ -125,7 +134,9 @@ func configMapDelivery(ctx context.Context, n *node.Node, ns, image string) (unt
 		if err := sees(value); err != nil {
 			return 0, fmt.Errorf("value %s never reached the pod: %w", value, err)
 		}
-		return time.Since(began), nil
+		took := time.Since(began)
+		time.Sleep(settle)
+		return took, nil
 	}
 	if untouched, err = change("1", false); err != nil {
 		return 0, 0, err

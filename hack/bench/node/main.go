@@ -90,9 +90,23 @@ func run(runs, elasticRuns int, operator, crd, trainfn, manifest, elastic string
 		}
 		return nil
 	}
+	// newNamespace makes a namespace and waits until it may take pods.
+	newNamespace := func(ns string) error {
+		if err := kubectl(nil, "create", "namespace", ns); err != nil {
+			return err
+		}
+		return n.Wait(ctx, "the default service account of "+ns, time.Minute, func(ctx context.Context) error {
+			_, err := n.Client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+			return err
+		})
+	}
 	// mpi-operator: its CRD, its leader election's namespace, and its
 	// controller as a process of this machine, on the node's API server.
 	if err := kubectl(nil, "apply", "--server-side", "-f", crd); err != nil {
+		return err
+	}
+	// mpi-operator exits at once if its CRD is not served yet.
+	if err := kubectl(nil, "wait", "--for=condition=Established", "--timeout=1m", "crd/mpijobs.kubeflow.org"); err != nil {
 		return err
 	}
 	if err := kubectl(nil, "create", "namespace", "mpi-operator"); err != nil && !strings.Contains(err.Error(), "AlreadyExists") {
@@ -125,10 +139,7 @@ func run(runs, elasticRuns int, operator, crd, trainfn, manifest, elastic string
 		}
 		for _, s := range order {
 			ns := fmt.Sprintf("bench-%s-%d", s.name, i)
-			if err := kubectl(nil, "create", "namespace", ns); err != nil {
-				return err
-			}
-			if err := waitForServiceAccount(ctx, n, ns); err != nil {
+			if err := newNamespace(ns); err != nil {
 				return err
 			}
 			t, err := measure(ctx, n, ns, func() error { return kubectl(s.objects, "apply", "-n", ns, "-f", "-") })
@@ -152,10 +163,7 @@ func run(runs, elasticRuns int, operator, crd, trainfn, manifest, elastic string
 	for i := range elasticRuns {
 		for _, s := range elastics {
 			ns := fmt.Sprintf("bench-elastic-%s-%d", s.name, i)
-			if err := kubectl(nil, "create", "namespace", ns); err != nil {
-				return err
-			}
-			if err := waitForServiceAccount(ctx, n, ns); err != nil {
+			if err := newNamespace(ns); err != nil {
 				return err
 			}
 			if err := kubectl(s.objects, "apply", "-n", ns, "-f", "-"); err != nil {
@@ -176,10 +184,7 @@ func run(runs, elasticRuns int, operator, crd, trainfn, manifest, elastic string
 			_ = kubectl(nil, "delete", "namespace", ns, "--wait=false")
 		}
 		ns := fmt.Sprintf("bench-configmap-%d", i)
-		if err := kubectl(nil, "create", "namespace", ns); err != nil {
-			return err
-		}
-		if err := waitForServiceAccount(ctx, n, ns); err != nil {
+		if err := newNamespace(ns); err != nil {
 			return err
 		}
 		u, t, err := configMapDelivery(ctx, n, ns, n.Images["openmpi"])
@@ -228,13 +233,6 @@ func median(d []time.Duration) time.Duration {
 	d = slices.Clone(d)
 	slices.Sort(d)
 	return d[len(d)/2]
-}
-
-func waitForServiceAccount(ctx context.Context, n *node.Node, ns string) error {
-	return n.Wait(ctx, "the default service account of "+ns, time.Minute, func(ctx context.Context) error {
-		_, err := n.Client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
-		return err
-	})
 }
 
 // poll is how often the job's pods and Jobs are read.
