@@ -106,7 +106,9 @@ func run(runs, elasticRuns int, operator, crd, trainfn, manifest, elastic string
 		return err
 	}
 	// mpi-operator exits at once if its CRD is not served yet.
-	if err := kubectl(nil, "wait", "--for=condition=Established", "--timeout=1m", "crd/mpijobs.kubeflow.org"); err != nil {
+	if err := n.Wait(ctx, "the MPIJob CRD", time.Minute, func(context.Context) error {
+		return kubectl(nil, "get", "mpijobs.kubeflow.org", "--all-namespaces")
+	}); err != nil {
 		return err
 	}
 	if err := kubectl(nil, "create", "namespace", "mpi-operator"); err != nil && !strings.Contains(err.Error(), "AlreadyExists") {
