@@ -39,7 +39,8 @@ cluster-tools:
 ## node-tools: what a real node needs (containerd, runc, the CNI plugins,
 ## debootstrap) and its images, built here without a registry or Docker
 ## (.cache/node/images lists them); idempotent, the images cached
-node-tools: e2e-tools cluster-tools
+node-tools: cluster-tools
+	hack/tools.sh e2e
 	hack/tools.sh node
 	hack/node-images.sh
 
