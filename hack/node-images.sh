@@ -84,7 +84,7 @@ for tool in mpirun mpiexec; do
 done
 
 mkdir -p "$layers/torch/workspace"
-install -m 644 test/torchrun/testdata/allreduce.py "$layers/torch/workspace/"
+install -m 644 test/torchrun/testdata/allreduce.py hack/node/image/membership.py "$layers/torch/workspace/"
 
 cp "$bin/kubectl" "$layers/delivery/usr/bin/kubectl"
 

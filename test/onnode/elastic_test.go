@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -82,4 +83,81 @@ func (s *submission) seesHosts(pod, want string, within time.Duration) {
 		return last == want, nil
 	})
 	require.NoError(s.t, err, "the launcher's discover_hosts.sh lists %q, not %q, after %s", last, want, within)
+}
+
+// TestElasticPyTorchJobReformsItsWorld scales an elastic PyTorchJob's
+// workers 2 → 3 → 2, with kubectl scale and through a
+// HorizontalPodAutoscaler, and requires torchrun's agents to form each
+// world anew (testdata/torch-elastic-membership.yaml): every process
+// reports the world it joined, with distinct ranks. The node has no
+// metrics server, so the autoscaler is moved by its bounds: a count below
+// minReplicas or above maxReplicas is corrected through the StatefulSet's
+// scale subresource, the path a metric takes. The job then ends when its
+// processes do, and the reconciler scales its StatefulSet to zero.
+func TestElasticPyTorchJobReformsItsWorld(t *testing.T) {
+	for _, scaler := range []string{"kubectl-scale", "autoscaler"} {
+		t.Run(scaler, func(t *testing.T) {
+			t.Parallel()
+			s := submit(t, []string{"testdata/torch-elastic-membership.yaml"}, "torch-elastic", nil)
+			for step, workers := range []int{2, 3, 2} {
+				began := time.Now()
+				switch {
+				case step == 0:
+				case scaler == "kubectl-scale":
+					s.kubectl(nil, "scale", "statefulset/torch-elastic-worker", fmt.Sprintf("--replicas=%d", workers))
+				case step == 1:
+					s.kubectl(nil, "autoscale", "statefulset/torch-elastic-worker", "--min=3", "--max=3", "--cpu=80%")
+				default:
+					s.kubectl(nil, "patch", "hpa/torch-elastic-worker", "--type=merge", "-p", `{"spec":{"minReplicas":2,"maxReplicas":2}}`)
+				}
+				s.formsWorld("torch-elastic-worker", workers, step+1, 3*time.Minute)
+				t.Logf("%d workers: torchrun's agents formed a world of %d %s after the change", workers, workers, time.Since(began).Round(10*time.Millisecond))
+			}
+			s.kubectl(nil, "exec", "torch-elastic-worker-0", "--container", "pytorch", "--", "touch", "/tmp/done")
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+				set, err := kube.Client.AppsV1().StatefulSets(s.ns).Get(ctx, "torch-elastic-worker", metav1.GetOptions{})
+				return err == nil && set.Spec.Replicas != nil && *set.Spec.Replicas == 0, nil
+			})
+			require.NoError(t, err, "the job did not end once its processes did")
+		})
+	}
+}
+
+var worldLine = regexp.MustCompile(`(?m)^host=(\S+) rank=(\d+) world=(\d+) restart=\d+$`)
+
+// formsWorld waits until the first n pods of the StatefulSet each last
+// reported a world of n, with n distinct ranks, and pod 0 has reported
+// worlds times: the agents formed a new world.
+func (s *submission) formsWorld(set string, n, worlds int, within time.Duration) {
+	s.t.Helper()
+	var last string
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	err := wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		ranks := map[string]bool{}
+		var b strings.Builder
+		for i := range n {
+			pod := fmt.Sprintf("%s-%d", set, i)
+			out, err := kube.Client.CoreV1().Pods(s.ns).GetLogs(pod, &corev1.PodLogOptions{Container: "pytorch"}).DoRaw(ctx)
+			if err != nil {
+				return false, nil
+			}
+			lines := worldLine.FindAllStringSubmatch(string(out), -1)
+			if len(lines) == 0 || (i == 0 && len(lines) < worlds) {
+				return false, nil
+			}
+			m := lines[len(lines)-1]
+			fmt.Fprintf(&b, "%s ", m[0])
+			if m[3] != strconv.Itoa(n) {
+				last = b.String()
+				return false, nil
+			}
+			ranks[m[2]] = true
+		}
+		last = b.String()
+		return len(ranks) == n, nil
+	})
+	require.NoError(s.t, err, "no world of %d formed within %s; the pods last said: %s", n, within, last)
 }
