@@ -53,7 +53,7 @@ type Options struct {
 	// node package starts.
 	NoFakeNodes bool
 	// Users are more identities the API server knows, by name, with their
-	// groups; Kubeconfig(name) is the path of each one's kubeconfig.
+	// groups; KubeconfigOf(name) is the path of each one's kubeconfig.
 	Users map[string][]string
 	// Controllers are more of kube-controller-manager's controllers to run.
 	Controllers []string
@@ -74,13 +74,8 @@ type Cluster struct {
 	Config     *rest.Config
 	Client     kubernetes.Interface
 
-	// CA is the path of the API server's certificate, which every
-	// client trusts.
-	CA string
-	// Server is the API server's URL.
-	Server string
-
 	bins        map[string]string // component paths by name
+	ca          string            // the API server's certificate
 	kubeconfigs map[string]string // by user
 	procs       []*process
 	removeDir   bool
@@ -181,7 +176,7 @@ func (c *Cluster) startEtcd(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return url, c.waitFor(ctx, "etcd", time.Minute, func(ctx context.Context) error { return healthy(ctx, url+"/health") })
+	return url, c.Wait(ctx, "etcd", time.Minute, func(ctx context.Context) error { return healthy(ctx, url+"/health") })
 }
 
 // startAPIServer starts the API server over etcd, writes a kubeconfig for
@@ -233,18 +228,18 @@ func (c *Cluster) startAPIServer(ctx context.Context, etcd string, opts Options)
 	if err != nil {
 		return err
 	}
-	c.CA = filepath.Join(pki, "apiserver.crt")
-	if err = c.waitFor(ctx, "kube-apiserver's certificate", time.Minute, func(context.Context) error {
+	c.ca = filepath.Join(pki, "apiserver.crt")
+	if err = c.Wait(ctx, "kube-apiserver's certificate", time.Minute, func(context.Context) error {
 		// Written in place: only a whole certificate parses.
-		_, err := certutil.CertsFromFile(c.CA)
+		_, err := certutil.CertsFromFile(c.ca)
 		return err
 	}); err != nil {
 		return err
 	}
-	c.Server = "https://" + net.JoinHostPort(address, ports[0])
+	server := "https://" + net.JoinHostPort(address, ports[0])
 	c.kubeconfigs = map[string]string{}
 	for _, u := range users {
-		if c.kubeconfigs[u.name], err = writeKubeconfig(c.Dir, c.Server, c.CA, u); err != nil {
+		if c.kubeconfigs[u.name], err = writeKubeconfig(c.Dir, server, c.ca, u); err != nil {
 			return err
 		}
 	}
@@ -258,13 +253,13 @@ func (c *Cluster) startAPIServer(ctx context.Context, etcd string, opts Options)
 	if c.Client, err = kubernetes.NewForConfig(c.Config); err != nil {
 		return err
 	}
-	return c.waitFor(ctx, "kube-apiserver", 2*time.Minute, func(ctx context.Context) error {
+	return c.Wait(ctx, "kube-apiserver", 2*time.Minute, func(ctx context.Context) error {
 		return c.Client.CoreV1().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
 	})
 }
 
-// Kubeconfig is the path of the kubeconfig of one of Options.Users, or of
-// the administrator; empty for a user the cluster does not know.
+// KubeconfigOf is the path of the kubeconfig of one of Options.Users;
+// empty for a user the cluster does not know.
 func (c *Cluster) KubeconfigOf(user string) string { return c.kubeconfigs[user] }
 
 // startControllers starts what turns objects into running pods: the
@@ -275,7 +270,7 @@ func (c *Cluster) startControllers(opts Options) error {
 		"--kubeconfig", c.kubeconfigs[controllerManagerUser],
 		"--controllers", strings.Join(append(slices.Clone(controllers), opts.Controllers...), ","),
 		"--use-service-account-credentials",
-		"--root-ca-file", c.CA,
+		"--root-ca-file", c.ca,
 		"--leader-elect=false",
 		"--secure-port=0",
 		// kwok renews the nodes' leases, but a loaded machine may starve it
@@ -422,5 +417,5 @@ func Connect(ctx context.Context, kubeconfig string) (*Cluster, error) {
 	if err := client.CoreV1().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error(); err != nil {
 		return nil, err
 	}
-	return &Cluster{Dir: filepath.Dir(kubeconfig), Kubeconfig: kubeconfig, Config: config, Client: client, Server: config.Host}, nil
+	return &Cluster{Dir: filepath.Dir(kubeconfig), Kubeconfig: kubeconfig, Config: config, Client: client}, nil
 }

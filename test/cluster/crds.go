@@ -81,7 +81,7 @@ func (c *Cluster) InstallCRDs(ctx context.Context, files ...string) error {
 		}
 	}
 	for _, crd := range crds {
-		err := c.waitFor(ctx, "CustomResourceDefinition "+crd.GetName(), time.Minute, func(ctx context.Context) error {
+		err := c.Wait(ctx, "CustomResourceDefinition "+crd.GetName(), time.Minute, func(ctx context.Context) error {
 			return served(ctx, c, client, crd)
 		})
 		if err != nil {

@@ -26,7 +26,7 @@ func (c *Cluster) Namespace(t testing.TB) string {
 		// The namespace controller removes what is in it, in the background.
 		_ = c.Client.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{})
 	})
-	err = c.waitFor(ctx, "the default service account of "+ns.Name, time.Minute, func(ctx context.Context) error {
+	err = c.Wait(ctx, "the default service account of "+ns.Name, time.Minute, func(ctx context.Context) error {
 		_, err := c.Client.CoreV1().ServiceAccounts(ns.Name).Get(ctx, "default", metav1.GetOptions{})
 		return err
 	})

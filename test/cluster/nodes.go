@@ -56,7 +56,7 @@ func (c *Cluster) addNodes(ctx context.Context, n int, controlPlane bool, resour
 		}
 		registered[node.Name] = node.Spec.Taints
 	}
-	return c.waitFor(ctx, "fake nodes", 2*time.Minute, func(ctx context.Context) error {
+	return c.Wait(ctx, "fake nodes", 2*time.Minute, func(ctx context.Context) error {
 		nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return err

@@ -150,15 +150,9 @@ func (p *process) tail(lines int) string {
 	return strings.Join(all, "\n")
 }
 
-// Wait polls check until it succeeds, a component ends, the timeout passes
-// or ctx is done: waitFor, for what runs beside the control plane.
-func (c *Cluster) Wait(ctx context.Context, what string, timeout time.Duration, check func(context.Context) error) error {
-	return c.waitFor(ctx, what, timeout, check)
-}
-
-// waitFor polls check until it succeeds, a component ends, the timeout
+// Wait polls check until it succeeds, a component ends, the timeout
 // passes or ctx is done; the error says which, with check's last complaint.
-func (c *Cluster) waitFor(ctx context.Context, what string, timeout time.Duration, check func(context.Context) error) error {
+func (c *Cluster) Wait(ctx context.Context, what string, timeout time.Duration, check func(context.Context) error) error {
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		if last = check(ctx); last == nil {

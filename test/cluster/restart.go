@@ -18,7 +18,7 @@ func (c *Cluster) RestartAPIServer(ctx context.Context) error {
 	if err := c.Restart("kube-apiserver", 5*time.Second); err != nil {
 		return err
 	}
-	return c.waitFor(ctx, "kube-apiserver, restarted", 2*time.Minute, func(ctx context.Context) error {
+	return c.Wait(ctx, "kube-apiserver, restarted", 2*time.Minute, func(ctx context.Context) error {
 		return c.Client.CoreV1().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error()
 	})
 }

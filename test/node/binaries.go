@@ -14,7 +14,7 @@ import (
 // bins are the paths of the programs a node runs.
 type bins struct {
 	kubelet, kubeProxy, coredns string
-	containerd, ctr, runc       string
+	containerd, runc            string
 	cni                         string // the CNI plugins' folder
 }
 
@@ -42,17 +42,17 @@ func binaries() (b bins, err error) {
 		kubeProxy:  built("kube-proxy"),
 		coredns:    built("coredns"),
 		containerd: installed("containerd", "containerd"),
-		ctr:        installed("ctr", "containerd"),
 		runc:       installed("runc", "runc"),
 		cni:        "/usr/lib/cni",
 	}
+	installed("ctr", "containerd")
 	installed("iptables", "iptables")
 	installed("ip", "iproute2")
 	if _, err := os.Stat(filepath.Join(b.cni, "bridge")); err != nil {
 		missing = append(missing, "the CNI bridge plugin (Debian's containernetworking-plugins)")
 	}
 	if len(missing) > 0 {
-		return b, fmt.Errorf("a node needs %s: run hack/node-tools.sh (make node does)", strings.Join(missing, ", "))
+		return b, fmt.Errorf("a node needs %s: run make node-tools", strings.Join(missing, ", "))
 	}
 	return b, nil
 }

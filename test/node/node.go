@@ -80,16 +80,13 @@ func Start(ctx context.Context, opts Options) (n *Node, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.Dir != "" {
-		if err := Down(opts.Dir); err != nil {
-			return nil, fmt.Errorf("cleaning up after the node that ran in %s: %w", opts.Dir, err)
-		}
-		if err := os.MkdirAll(opts.Dir, 0o755); err != nil {
-			return nil, err
-		}
+	if opts.Dir == "" {
+		err = cleanUp("")
+	} else if err = Down(opts.Dir); err == nil {
+		err = os.MkdirAll(opts.Dir, 0o755)
 	}
-	if err := cleanUp(""); err != nil {
-		return nil, err
+	if err != nil {
+		return nil, fmt.Errorf("cleaning up after an earlier node: %w", err)
 	}
 	if err := addBridge(); err != nil {
 		return nil, err
@@ -124,7 +121,7 @@ func Start(ctx context.Context, opts Options) (n *Node, err error) {
 	if err = n.startContainerd(ctx, bins); err != nil {
 		return n, err
 	}
-	if err = n.importImages(ctx, bins); err != nil {
+	if err = n.importImages(ctx); err != nil {
 		return n, err
 	}
 	logf("containerd up, images in, after %s", time.Since(began).Round(time.Millisecond))
@@ -144,10 +141,10 @@ func Start(ctx context.Context, opts Options) (n *Node, err error) {
 	return n, nil
 }
 
-// controllers are those a real node's pods need beyond a fake one's: the
-// tokens of service accounts' Secrets are not among them (pods get
-// projected tokens), but a Deployment's ReplicaSets are, for the chart's
-// reconciler, and the HPA for elastic jobs.
+// controllers are those a real node's pods need beyond a fake node's: the
+// Deployment and ReplicaSet controllers for the chart's reconciler, the
+// disruption controller for its PodDisruptionBudget, and the autoscaler for
+// elastic jobs.
 var controllers = []string{"deployment-controller", "replicaset-controller", "horizontal-pod-autoscaler-controller", "disruption-controller"}
 
 // Stop takes the node down: the kubelet and kube-proxy first, then every

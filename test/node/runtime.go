@@ -69,14 +69,14 @@ func (n *Node) startContainerd(ctx context.Context, b bins) error {
 		return err
 	}
 	return n.Wait(ctx, "containerd", time.Minute, func(ctx context.Context) error {
-		_, err := ctr(ctx, b, "version")
+		_, err := ctr(ctx, "version")
 		return err
 	})
 }
 
 // importImages imports the images' archive into containerd, unless the
 // archive imported last time is this one: a warm node reuses its images.
-func (n *Node) importImages(ctx context.Context, b bins) error {
+func (n *Node) importImages(ctx context.Context) error {
 	archive := filepath.Join(n.cache, "images.tar")
 	version, err := os.ReadFile(filepath.Join(n.cache, "images.version"))
 	if err != nil {
@@ -87,33 +87,17 @@ func (n *Node) importImages(ctx context.Context, b bins) error {
 		return nil
 	}
 	began := time.Now()
-	if out, err := ctr(ctx, b, "images", "import", "--all-platforms", archive); err != nil {
+	if out, err := ctr(ctx, "images", "import", "--all-platforms", archive); err != nil {
 		return fmt.Errorf("importing %s: %w: %s", archive, err, out)
 	}
 	logf("imported %s in %s", archive, time.Since(began).Round(time.Millisecond))
 	return os.WriteFile(stamp, version, 0o644)
 }
 
-// Import imports an archive of images into the node's containerd: what a
-// test does to make an image appear while a job waits for it.
-func (n *Node) Import(ctx context.Context, archive string) error {
-	b, err := binaries()
-	if err != nil {
-		return err
-	}
-	if out, err := ctr(ctx, b, "images", "import", archive); err != nil {
-		return fmt.Errorf("importing %s: %w: %s", archive, err, out)
-	}
-	return nil
-}
-
-// ctr runs containerd's client on the node's containerd, in the namespace
-// the kubelet's containers live in.
-func ctr(ctx context.Context, b bins, args ...string) (string, error) {
-	if b.ctr == "" {
-		b.ctr = "ctr"
-	}
-	cmd := exec.CommandContext(ctx, b.ctr, append([]string{"--address", containerdSocket, "--namespace", "k8s.io"}, args...)...)
+// ctr runs containerd's client (binaries found it on PATH) on the node's
+// containerd, in the namespace the kubelet's containers live in.
+func ctr(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "ctr", append([]string{"--address", containerdSocket, "--namespace", "k8s.io"}, args...)...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
@@ -127,26 +111,25 @@ func removeContainers() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	b := bins{}
-	out, err := ctr(ctx, b, "tasks", "list", "--quiet")
+	out, err := ctr(ctx, "tasks", "list", "--quiet")
 	if err != nil {
 		return
 	}
 	tasks := strings.Fields(out)
 	for _, id := range tasks {
-		_, _ = ctr(ctx, b, "tasks", "kill", "--signal", "SIGKILL", id)
+		_, _ = ctr(ctx, "tasks", "kill", "--signal", "SIGKILL", id)
 	}
 	for _, id := range tasks {
 		for range 50 {
-			if _, err := ctr(ctx, b, "tasks", "delete", id); err == nil {
+			if _, err := ctr(ctx, "tasks", "delete", id); err == nil {
 				break
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	if out, err = ctr(ctx, b, "containers", "list", "--quiet"); err == nil {
+	if out, err = ctr(ctx, "containers", "list", "--quiet"); err == nil {
 		for _, id := range strings.Fields(out) {
-			_, _ = ctr(ctx, b, "containers", "delete", id)
+			_, _ = ctr(ctx, "containers", "delete", id)
 		}
 	}
 }
@@ -154,7 +137,7 @@ func removeContainers() {
 // Tag gives an image the node has one more name, as if an image of that
 // name had just been pulled or imported: the kubelet sees it at once.
 func (n *Node) Tag(ctx context.Context, image, name string) error {
-	if out, err := ctr(ctx, bins{}, "images", "tag", "--force", qualified(image), qualified(name)); err != nil {
+	if out, err := ctr(ctx, "images", "tag", "--force", qualified(image), qualified(name)); err != nil {
 		return fmt.Errorf("tagging %s as %s: %w: %s", image, name, err, out)
 	}
 	return nil
@@ -162,7 +145,7 @@ func (n *Node) Tag(ctx context.Context, image, name string) error {
 
 // Untag removes a name Tag gave; the image keeps its other names.
 func (n *Node) Untag(ctx context.Context, name string) error {
-	if out, err := ctr(ctx, bins{}, "images", "remove", qualified(name)); err != nil {
+	if out, err := ctr(ctx, "images", "remove", qualified(name)); err != nil {
 		return fmt.Errorf("removing %s: %w: %s", name, err, out)
 	}
 	return nil
@@ -192,7 +175,7 @@ func (n *Node) RestartContainerd(ctx context.Context) error {
 		return err
 	}
 	return n.Wait(ctx, "containerd, restarted", time.Minute, func(ctx context.Context) error {
-		_, err := ctr(ctx, bins{}, "version")
+		_, err := ctr(ctx, "version")
 		return err
 	})
 }

@@ -50,7 +50,7 @@ func TestBrokenRendersFail(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			launcher := tt.job + "-launcher"
-			s := submit(t, []string{tt.manifest}, tt.job, func(obj map[string]any) {
+			s := submit(t, []string{tt.manifest}, func(obj map[string]any) {
 				tt.breakIt(obj)
 				if obj["kind"] == "Job" && name(obj) == launcher {
 					failFast(obj)
@@ -94,25 +94,4 @@ func waitFor(job map[string]any, seconds string) {
 			}
 		}
 	}
-}
-
-func name(obj map[string]any) string {
-	meta, _ := obj["metadata"].(map[string]any)
-	n, _ := meta["name"].(string)
-	return n
-}
-
-// podSpec is a workload's pod template's spec, or an empty map.
-func podSpec(obj map[string]any) map[string]any {
-	spec, _ := obj["spec"].(map[string]any)
-	template, _ := spec["template"].(map[string]any)
-	if pod, ok := template["spec"].(map[string]any); ok {
-		return pod
-	}
-	return map[string]any{}
-}
-
-func list(m map[string]any, key string) []any {
-	l, _ := m[key].([]any)
-	return l
 }

@@ -23,7 +23,7 @@ import (
 // to zero.
 func TestDIJobCallsTheDIServer(t *testing.T) {
 	t.Parallel()
-	s := submit(t, []string{"testdata/dijob.yaml"}, "di", nil)
+	s := submit(t, []string{"testdata/dijob.yaml"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	// The pods are gone once the job ends: what they printed is read as

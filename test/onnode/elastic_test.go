@@ -25,7 +25,7 @@ import (
 // mounted file.
 func TestElasticDiscoveryFollowsScaling(t *testing.T) {
 	t.Parallel()
-	s := submit(t, []string{"testdata/elastic-discovery.yaml"}, "elastic", nil)
+	s := submit(t, []string{"testdata/elastic-discovery.yaml"}, nil)
 	launcher := s.runningPod("batch.kubernetes.io/job-name=elastic-launcher", jobTimeout)
 	for step, workers := range []int{2, 3, 2} {
 		began := time.Now()
@@ -98,7 +98,7 @@ func TestElasticPyTorchJobReformsItsWorld(t *testing.T) {
 	for _, scaler := range []string{"kubectl-scale", "autoscaler"} {
 		t.Run(scaler, func(t *testing.T) {
 			t.Parallel()
-			s := submit(t, []string{"testdata/torch-elastic-membership.yaml"}, "torch-elastic", nil)
+			s := submit(t, []string{"testdata/torch-elastic-membership.yaml"}, nil)
 			for step, workers := range []int{2, 3, 2} {
 				began := time.Now()
 				switch {

@@ -42,7 +42,7 @@ func TestWorkerDeletedMidRun(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			launcher := tt.name + "-launcher"
-			s := submit(t, []string{tt.manifest}, tt.name, func(obj map[string]any) {
+			s := submit(t, []string{tt.manifest}, func(obj map[string]any) {
 				if obj["kind"] == "Job" && name(obj) == launcher {
 					waitFor(obj, "20")
 				}
@@ -67,7 +67,7 @@ func TestWorkerDeletedMidRun(t *testing.T) {
 			var attempts int
 			var out string
 			stop := s.whileRunning(func() {
-				if n := launcherAttempts(t, s, launcher); n > 0 {
+				if n := s.launcherAttempts(launcher); n > 0 {
 					attempts = max(attempts, n)
 					out = s.logs("batch.kubernetes.io/job-name="+launcher, "")
 				}
@@ -99,14 +99,14 @@ func TestContainerdRestartedMidRun(t *testing.T) {
 		t.Skip("the node is make node's: only its own process restarts its containerd")
 	}
 	// Not parallel: every other test's pods are on this containerd.
-	s := submit(t, []string{"testdata/pi-slow.yaml"}, "pi-slow", nil)
+	s := submit(t, []string{"testdata/pi-slow.yaml"}, nil)
 	s.runningPod("batch.kubernetes.io/job-name=pi-slow-launcher", jobTimeout)
 	time.Sleep(midRun)
 	require.NoError(t, kube.RestartContainerd(context.Background()))
 	t.Logf("restarted containerd %s after kubectl apply", time.Since(s.began).Round(10*time.Millisecond))
 	s.succeed("pi-slow-launcher", jobTimeout)
 	checkPi(t, s.logs("batch.kubernetes.io/job-name=pi-slow-launcher", ""), "pi-slow", 2, 2, 0)
-	assert.Equal(t, 1, launcherAttempts(t, s, "pi-slow-launcher"), "mpirun's attempts")
+	assert.Equal(t, 1, s.launcherAttempts("pi-slow-launcher"), "mpirun's attempts")
 }
 
 // TestReconcilerDeletedMidScale deletes the reconciler's pod as an elastic
@@ -115,7 +115,7 @@ func TestContainerdRestartedMidRun(t *testing.T) {
 func TestReconcilerDeletedMidScale(t *testing.T) {
 	// Not parallel: the reconciler serves every other test's jobs.
 	ctx := context.Background()
-	s := submit(t, []string{"testdata/elastic-discovery.yaml"}, "elastic", nil)
+	s := submit(t, []string{"testdata/elastic-discovery.yaml"}, nil)
 	launcher := s.runningPod("batch.kubernetes.io/job-name=elastic-launcher", jobTimeout)
 	s.seesHosts(launcher, "elastic-worker-0.elastic:1 elastic-worker-1.elastic:1", 3*time.Minute)
 	s.kubectl(nil, "scale", "statefulset/elastic-worker", "--replicas=3")
@@ -149,8 +149,7 @@ func (s *submission) whileRunning(sample func()) (stop func()) {
 
 // launcherAttempts is how many times the launcher's main container ran:
 // its pods, and each pod's restarts.
-func launcherAttempts(t *testing.T, s *submission, job string) int {
-	t.Helper()
+func (s *submission) launcherAttempts(job string) int {
 	// Called from a goroutine too: no require here.
 	pods, err := kube.Client.CoreV1().Pods(s.ns).List(context.Background(), metav1.ListOptions{LabelSelector: "batch.kubernetes.io/job-name=" + job})
 	if err != nil {

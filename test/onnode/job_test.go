@@ -25,9 +25,8 @@ import (
 
 // submission is a job applied to the node, in a namespace of its own.
 type submission struct {
-	t    *testing.T
-	ns   string
-	name string
+	t  *testing.T
+	ns string
 	// began is when kubectl apply was run.
 	began time.Time
 }
@@ -35,13 +34,13 @@ type submission struct {
 // submit renders manifests with trainfn, fits them to the node's CPU (see
 // node.Fit), lets edit change the objects (for a test that breaks the
 // render on purpose) and applies them with kubectl in a fresh namespace.
-func submit(t *testing.T, manifests []string, name string, edit func(obj map[string]any)) *submission {
+func submit(t *testing.T, manifests []string, edit func(obj map[string]any)) *submission {
 	t.Helper()
 	out, err := exec.Command(trainfn, append([]string{"render"}, manifests...)...).Output()
 	require.NoError(t, err, "trainfn render %s: %s", manifests, stderrOf(err))
 	fitted, err := node.Fit(out, edit)
 	require.NoError(t, err)
-	s := &submission{t: t, ns: kube.Namespace(t), name: name}
+	s := &submission{t: t, ns: kube.Namespace(t)}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("the pods of %s:\n%s", s.ns, s.describe())
@@ -52,9 +51,8 @@ func submit(t *testing.T, manifests []string, name string, edit func(obj map[str
 	return s
 }
 
-// kubectl runs kubectl in the submission's namespace and returns what it
-// printed.
-func (s *submission) kubectl(stdin io.Reader, args ...string) string {
+// kubectl runs kubectl in the submission's namespace.
+func (s *submission) kubectl(stdin io.Reader, args ...string) {
 	s.t.Helper()
 	kubectl, ok := testtool.Built("kubectl")
 	require.True(s.t, ok, "kubectl is not built: run hack/cluster-tools.sh")
@@ -62,7 +60,6 @@ func (s *submission) kubectl(stdin io.Reader, args ...string) string {
 	cmd.Stdin = stdin
 	out, err := cmd.CombinedOutput()
 	require.NoError(s.t, err, "kubectl %s: %s", strings.Join(args, " "), out)
-	return string(out)
 }
 
 // finish waits until the Job ends and reports whether it succeeded, and
@@ -102,12 +99,11 @@ func (s *submission) ends(job string, within time.Duration) (ended, succeeded bo
 }
 
 // succeed requires the Job to succeed within the time given.
-func (s *submission) succeed(job string, within time.Duration) time.Duration {
+func (s *submission) succeed(job string, within time.Duration) {
 	s.t.Helper()
 	ok, took := s.finish(job, within)
 	require.True(s.t, ok, "Job %s failed:\n%s", job, s.logs("batch.kubernetes.io/job-name="+job, ""))
 	s.t.Logf("Job %s succeeded %s after kubectl apply", job, took.Round(10*time.Millisecond))
-	return took
 }
 
 // workersGone requires every worker pod of the job to be deleted within
@@ -187,4 +183,26 @@ func stderrOf(err error) string {
 		return string(exit.Stderr)
 	}
 	return ""
+}
+
+// name is an object's name.
+func name(obj map[string]any) string {
+	meta, _ := obj["metadata"].(map[string]any)
+	n, _ := meta["name"].(string)
+	return n
+}
+
+// podSpec is a workload's pod template's spec, or an empty map.
+func podSpec(obj map[string]any) map[string]any {
+	spec, _ := obj["spec"].(map[string]any)
+	template, _ := spec["template"].(map[string]any)
+	if pod, ok := template["spec"].(map[string]any); ok {
+		return pod
+	}
+	return map[string]any{}
+}
+
+func list(m map[string]any, key string) []any {
+	l, _ := m[key].([]any)
+	return l
 }

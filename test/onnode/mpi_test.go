@@ -50,9 +50,9 @@ func TestMPIJobsRunToCompletion(t *testing.T) {
 			if tt.config != "" {
 				manifests = append(manifests, writeFile(t, "trainfn.yaml", tt.config))
 			}
-			s := submit(t, manifests, tt.name, nil)
+			s := submit(t, manifests, nil)
 			if tt.mpich && !s.finalized(tt.name+"-launcher") {
-				s = submit(t, manifests, tt.name, nil)
+				s = submit(t, manifests, nil)
 			}
 			s.succeed(tt.name+"-launcher", jobTimeout)
 			out := s.logs("batch.kubernetes.io/job-name="+tt.name+"-launcher", "")

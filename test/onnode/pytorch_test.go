@@ -32,7 +32,7 @@ func TestPyTorchJobsRunToCompletion(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			s := submit(t, []string{tt.manifest}, tt.name, nil)
+			s := submit(t, []string{tt.manifest}, nil)
 			jobs, err := kube.Client.BatchV1().Jobs(s.ns).List(context.Background(), metav1.ListOptions{})
 			require.NoError(t, err)
 			require.NotEmpty(t, jobs.Items)

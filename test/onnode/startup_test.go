@@ -28,7 +28,7 @@ func TestWorkersWhoseImageIsLate(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	late := "trainfn.local/late-" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-")) + ":openmpi"
-	s := submit(t, []string{"../../examples/jobs/pi.yaml"}, "pi", func(obj map[string]any) {
+	s := submit(t, []string{"../../examples/jobs/pi.yaml"}, func(obj map[string]any) {
 		if obj["kind"] == "Job" && name(obj) == "pi-worker" {
 			for _, c := range list(podSpec(obj), "containers") {
 				c.(map[string]any)["image"] = late

@@ -64,6 +64,13 @@ type timing struct {
 	running, mpirun, succeeded, stopped time.Duration
 }
 
+// bench is a run of the benchmark: the node, and kubectl on it.
+type bench struct {
+	ctx  context.Context
+	n    *node.Node
+	repo string
+}
+
 func run(runs, elasticRuns int, operator, crd, trainfn, manifest, elastic string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
@@ -79,128 +86,158 @@ func run(runs, elasticRuns int, operator, crd, trainfn, manifest, elastic string
 		}
 	}
 	defer n.Stop()
-	if err := n.InstallReconciler(ctx, filepath.Join(repo, ".cache", "bin", "helm"), repo); err != nil {
+	b := &bench{ctx: ctx, n: n, repo: repo}
+	// With the node suite's values, so that both may share make node's
+	// node: the suite's DIJob counts are the DI server API's alone.
+	if err := n.InstallReconciler(ctx, filepath.Join(repo, ".cache", "bin", "helm"), repo, "allocator.enabled=false"); err != nil {
 		return err
 	}
-	kubectl := func(stdin []byte, args ...string) error {
-		cmd := exec.CommandContext(ctx, filepath.Join(repo, ".cache", "bin", "kubectl"), append([]string{"--kubeconfig", n.Kubeconfig}, args...)...)
-		cmd.Stdin = bytes.NewReader(stdin)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, out)
-		}
-		return nil
-	}
-	// newNamespace makes a namespace and waits until it may take pods.
-	newNamespace := func(ns string) error {
-		if err := kubectl(nil, "create", "namespace", ns); err != nil {
-			return err
-		}
-		return n.Wait(ctx, "the default service account of "+ns, time.Minute, func(ctx context.Context) error {
-			_, err := n.Client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
-			return err
-		})
-	}
-	// mpi-operator: its CRD, its leader election's namespace, and its
-	// controller as a process of this machine, on the node's API server.
-	if err := kubectl(nil, "apply", "--server-side", "-f", crd); err != nil {
-		return err
-	}
-	// mpi-operator exits at once if its CRD is not served yet.
-	if err := n.Wait(ctx, "the MPIJob CRD", time.Minute, func(context.Context) error {
-		return kubectl(nil, "get", "mpijobs.kubeflow.org", "--all-namespaces")
-	}); err != nil {
-		return err
-	}
-	if err := kubectl(nil, "create", "namespace", "mpi-operator"); err != nil && !strings.Contains(err.Error(), "AlreadyExists") {
-		return err
-	}
-	log, err := os.Create(filepath.Join(repo, ".cache", "bench", "mpi-operator.log"))
+	stop, err := b.startOperator(operator, crd)
 	if err != nil {
 		return err
 	}
-	defer log.Close()
-	op := exec.CommandContext(ctx, operator, "--kubeConfig", n.Kubeconfig, "--kube-api-qps", "50", "--kube-api-burst", "100")
-	op.Stdout, op.Stderr = log, log
-	if err := op.Start(); err != nil {
-		return err
-	}
-	defer func() { _ = op.Process.Kill(); _ = op.Wait() }()
-
+	defer stop()
 	systems, err := bothSystems(trainfn, manifest)
 	if err != nil {
 		return err
 	}
+	if err := b.pi(runs, systems); err != nil {
+		return err
+	}
+	elastics, err := bothSystems(trainfn, elastic)
+	if err != nil {
+		return err
+	}
+	return b.elastic(elasticRuns, elastics)
+}
 
+// kubectl runs kubectl on the node.
+func (b *bench) kubectl(stdin []byte, args ...string) error {
+	cmd := exec.CommandContext(b.ctx, filepath.Join(b.repo, ".cache", "bin", "kubectl"), append([]string{"--kubeconfig", b.n.Kubeconfig}, args...)...)
+	cmd.Stdin = bytes.NewReader(stdin)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+// newNamespace makes a namespace and waits until it may take pods.
+func (b *bench) newNamespace(ns string) error {
+	if err := b.kubectl(nil, "create", "namespace", ns); err != nil {
+		return err
+	}
+	return b.n.Wait(b.ctx, "the default service account of "+ns, time.Minute, func(ctx context.Context) error {
+		_, err := b.n.Client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
+		return err
+	})
+}
+
+// startOperator installs mpi-operator: its CRD, its leader election's
+// namespace, and its controller as a process of this machine, on the
+// node's API server. stop ends the controller.
+func (b *bench) startOperator(operator, crd string) (stop func(), err error) {
+	if err := b.kubectl(nil, "apply", "--server-side", "-f", crd); err != nil {
+		return nil, err
+	}
+	// mpi-operator exits at once if its CRD is not served yet.
+	if err := b.n.Wait(b.ctx, "the MPIJob CRD", time.Minute, func(context.Context) error {
+		return b.kubectl(nil, "get", "mpijobs.kubeflow.org", "--all-namespaces")
+	}); err != nil {
+		return nil, err
+	}
+	if err := b.kubectl(nil, "create", "namespace", "mpi-operator"); err != nil && !strings.Contains(err.Error(), "AlreadyExists") {
+		return nil, err
+	}
+	log, err := os.Create(filepath.Join(b.repo, ".cache", "bench", "mpi-operator.log"))
+	if err != nil {
+		return nil, err
+	}
+	op := exec.CommandContext(b.ctx, operator, "--kubeConfig", b.n.Kubeconfig, "--kube-api-qps", "50", "--kube-api-burst", "100")
+	op.Stdout, op.Stderr = log, log
+	if err := op.Start(); err != nil {
+		log.Close()
+		return nil, err
+	}
+	return func() { _ = op.Process.Kill(); _ = op.Wait(); log.Close() }, nil
+}
+
+// interleaved is the systems in the order of a run: each first in turn,
+// so that a slow stretch of the machine falls on both.
+func interleaved(systems []system, run int) []system {
+	order := slices.Clone(systems)
+	if run%2 == 1 {
+		slices.Reverse(order)
+	}
+	return order
+}
+
+// pi times the pi example through each system and prints the medians.
+func (b *bench) pi(runs int, systems []system) error {
 	timings := map[string][]timing{}
 	for i := range runs {
-		// Interleaved, each system first in turn, so that a slow stretch
-		// of the machine falls on both.
-		order := slices.Clone(systems)
-		if i%2 == 1 {
-			slices.Reverse(order)
-		}
-		for _, s := range order {
+		for _, s := range interleaved(systems, i) {
 			ns := fmt.Sprintf("bench-%s-%d", s.name, i)
-			if err := newNamespace(ns); err != nil {
+			if err := b.newNamespace(ns); err != nil {
 				return err
 			}
-			t, err := measure(ctx, n, ns, func() error { return kubectl(s.objects, "apply", "-n", ns, "-f", "-") })
+			t, err := measure(b.ctx, b.n, ns, func() error { return b.kubectl(s.objects, "apply", "-n", ns, "-f", "-") })
 			if err != nil {
 				return fmt.Errorf("%s, run %d: %w", s.name, i+1, err)
 			}
 			fmt.Fprintf(os.Stderr, "%-12s run %d: running %s, mpirun %s, succeeded %s, workers stopped %s\n",
 				s.name, i+1, t.running, t.mpirun, t.succeeded, t.stopped)
 			timings[s.name] = append(timings[s.name], t)
-			_ = kubectl(nil, "delete", "namespace", ns, "--wait=false")
+			_ = b.kubectl(nil, "delete", "namespace", ns, "--wait=false")
 		}
 	}
 	report(runs, timings)
+	return nil
+}
 
-	elastics, err := bothSystems(trainfn, elastic)
-	if err != nil {
-		return err
-	}
+// elastic times an elastic job's scale-up through each system, and the
+// kubelet's delivery of a ConfigMap change alone, and prints the medians.
+func (b *bench) elastic(runs int, systems []system) error {
 	scales := map[string][]time.Duration{}
 	var untouched, touched []time.Duration
-	for i := range elasticRuns {
-		for _, s := range elastics {
+	for i := range runs {
+		for _, s := range interleaved(systems, i) {
 			ns := fmt.Sprintf("bench-elastic-%s-%d", s.name, i)
-			if err := newNamespace(ns); err != nil {
+			if err := b.newNamespace(ns); err != nil {
 				return err
 			}
-			if err := kubectl(s.objects, "apply", "-n", ns, "-f", "-"); err != nil {
+			if err := b.kubectl(s.objects, "apply", "-n", ns, "-f", "-"); err != nil {
 				return err
 			}
 			scale := func() error {
 				if s.name == "trainfn" {
-					return kubectl(nil, "scale", "-n", ns, "statefulset/elastic-worker", "--replicas=3")
+					return b.kubectl(nil, "scale", "-n", ns, "statefulset/elastic-worker", "--replicas=3")
 				}
-				return kubectl(nil, "patch", "-n", ns, "mpijob/elastic", "--type=merge", "-p", `{"spec":{"mpiReplicaSpecs":{"Worker":{"replicas":3}}}}`)
+				return b.kubectl(nil, "patch", "-n", ns, "mpijob/elastic", "--type=merge", "-p", `{"spec":{"mpiReplicaSpecs":{"Worker":{"replicas":3}}}}`)
 			}
-			took, err := scaleUp(ctx, n, ns, scale)
+			took, err := scaleUp(b.ctx, b.n, ns, scale)
 			if err != nil {
 				return fmt.Errorf("%s, elastic run %d: %w", s.name, i+1, err)
 			}
 			fmt.Fprintf(os.Stderr, "%-12s elastic run %d: the third host listed %s after the scale\n", s.name, i+1, took)
 			scales[s.name] = append(scales[s.name], took)
-			_ = kubectl(nil, "delete", "namespace", ns, "--wait=false")
+			_ = b.kubectl(nil, "delete", "namespace", ns, "--wait=false")
 		}
 		ns := fmt.Sprintf("bench-configmap-%d", i)
-		if err := newNamespace(ns); err != nil {
+		if err := b.newNamespace(ns); err != nil {
 			return err
 		}
-		u, t, err := configMapDelivery(ctx, n, ns, n.Images["openmpi"])
+		u, t, err := configMapDelivery(b.ctx, b.n, ns, b.n.Images["openmpi"])
 		if err != nil {
 			return fmt.Errorf("ConfigMap delivery, run %d: %w", i+1, err)
 		}
 		fmt.Fprintf(os.Stderr, "kubelet      run %d: a ConfigMap change reached the pod in %s untouched, %s touched\n", i+1, u, t)
 		untouched, touched = append(untouched, u), append(touched, t)
-		_ = kubectl(nil, "delete", "namespace", ns, "--wait=false")
+		_ = b.kubectl(nil, "delete", "namespace", ns, "--wait=false")
 	}
-	fmt.Printf("\nan elastic job scaled from 2 to 3 workers, median of %d runs each\n\n", elasticRuns)
-	a, b := median(scales["trainfn"]), median(scales["mpi-operator"])
-	fmt.Printf("%-36s %12s %14s %7.2fx\n", "scale-up -> host in discover_hosts.sh", a.Round(10*time.Millisecond), b.Round(10*time.Millisecond), float64(a)/float64(b))
-	fmt.Printf("\nthe kubelet alone: a ConfigMap change reaching a mounted file, median of %d\n\n", elasticRuns)
+	fmt.Printf("\nan elastic job scaled from 2 to 3 workers, median of %d runs each\n\n", runs)
+	x, y := median(scales["trainfn"]), median(scales["mpi-operator"])
+	fmt.Printf("%-36s %12s %14s %7.2fx\n", "scale-up -> host in discover_hosts.sh", x.Round(10*time.Millisecond), y.Round(10*time.Millisecond), float64(x)/float64(y))
+	fmt.Printf("\nthe kubelet alone: a ConfigMap change reaching a mounted file, median of %d\n\n", runs)
 	fmt.Printf("%-36s %12s\n", "without a touch of the pod", median(untouched).Round(10*time.Millisecond))
 	fmt.Printf("%-36s %12s\n", "with a touch of the pod", median(touched).Round(10*time.Millisecond))
 	return nil
