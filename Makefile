@@ -60,7 +60,7 @@ lint:
 
 ## golden: rewrite the expected outputs from the current code; review the diff
 golden: tools
-	$(GO) test -count=1 ./functions ./examples -update \
+	$(GO) test -count=1 ./render/... ./functions ./examples -update \
 		-run 'TestGolden|TestKustomize|TestKptRender$$|TestHelmPostRenderer$$|TestHelmPlugin$$|TestFlux'
 	hack/argocd-tools.sh
 	$(GO) test -count=1 -tags e2e ./examples -update -run 'TestArgoCDPlugin$$|TestArgoCDKustomizeBuildOptions$$'

@@ -41,10 +41,10 @@ func TestJobValuesSchemaWithHelm(t *testing.T) {
 	good := map[string]string{
 		"chart defaults":           "",
 		"MPIJob v2beta1":           jobValues(t, "../examples/jobs/pi.yaml"),
-		"MPIJob v1":                jobValues(t, "../testdata/training-operator-mpi-tensorflow-mnist/input.yaml"),
-		"MPIJob v1alpha1":          jobValues(t, "../testdata/mpi-operator-v1alpha1-tensorflow-benchmarks-gpus/input.yaml"),
-		"PyTorchJob":               jobValues(t, "../testdata/training-operator-pytorch-simple/input.yaml"),
-		"DIJob":                    jobValues(t, "../testdata/di-orchestrator-head-dijob-serial/input.yaml"),
+		"MPIJob v1":                jobValues(t, testtool.GoldenInput(t, "training-operator-mpi-tensorflow-mnist")),
+		"MPIJob v1alpha1":          jobValues(t, testtool.GoldenInput(t, "mpi-operator-v1alpha1-tensorflow-benchmarks-gpus")),
+		"PyTorchJob":               jobValues(t, testtool.GoldenInput(t, "training-operator-pytorch-simple")),
+		"DIJob":                    jobValues(t, testtool.GoldenInput(t, "di-orchestrator-head-dijob-serial")),
 		"name left to the release": strings.Replace(jobValues(t, "../examples/jobs/pi.yaml"), "name: pi\n", "name: \"\"\n", 1),
 		"trainfn config":           "trainfn:\n  mpi:\n    launchMode: KubectlExec\n  gangScheduling:\n    scheduler: Volcano\n",
 	}

@@ -46,7 +46,7 @@ func configure(docs []Document) (options.Options, []Document, Diagnostics) {
 			continue
 		}
 		first = &docs[i]
-		valid, problems := schemas.Validate(doc.Node)
+		valid, problems := schemas.Validate(doc.Node, schemas.For(schemas.FunctionConfig))
 		if problems != nil {
 			diags = append(diags, problemDiagnostics(doc, Error, problems)...)
 			continue

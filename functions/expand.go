@@ -10,29 +10,13 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render"
-	"github.com/trainfn/trainfn/render/dijob"
-	"github.com/trainfn/trainfn/render/gitops"
-	"github.com/trainfn/trainfn/render/mpijob"
 	"github.com/trainfn/trainfn/render/options"
-	"github.com/trainfn/trainfn/render/pytorchjob"
-	"github.com/trainfn/trainfn/render/ynode"
 	"github.com/trainfn/trainfn/schemas"
 )
-
-// renderers are the kinds trainfn expands; each has a schema.
-var renderers = map[schemas.Kind]func(*schemas.Validated, options.Options) (render.Output, field.ErrorList){
-	{APIVersion: "kubeflow.org/v2beta1", Kind: "MPIJob"}:           mpijob.RenderV2beta1,
-	{APIVersion: "kubeflow.org/v1", Kind: "PyTorchJob"}:            pytorchjob.RenderV1,
-	{APIVersion: "kubeflow.org/v1", Kind: "MPIJob"}:                mpijob.RenderV1,
-	{APIVersion: "kubeflow.org/v1alpha1", Kind: "MPIJob"}:          mpijob.RenderV1alpha1,
-	{APIVersion: "kubeflow.org/v1alpha2", Kind: "MPIJob"}:          mpijob.RenderV1alpha2,
-	{APIVersion: "diengine.opendilab.org/v2alpha1", Kind: "DIJob"}: dijob.RenderV2alpha1,
-}
 
 // jobGroups hold job kinds trainfn may not expand yet; such documents pass
 // through with a warning, since an operator in the cluster may expect them.
@@ -41,7 +25,7 @@ var jobGroups = map[string]bool{"kubeflow.org": true, "diengine.opendilab.org": 
 // PassesThrough reports whether trainfn leaves an object of this apiVersion
 // and kind unexpanded for an operator in the cluster to run.
 func PassesThrough(apiVersion, kind string) bool {
-	if _, ok := renderers[schemas.Kind{APIVersion: apiVersion, Kind: kind}]; ok {
+	if _, ok := render.Lookup(schemas.Kind{APIVersion: apiVersion, Kind: kind}); ok {
 		return false
 	}
 	group, _ := resid.ParseGroupVersion(apiVersion)
@@ -134,41 +118,15 @@ func expandOne(doc Document, config options.Options, validator *schemas.Validato
 			Message: "not a Kubernetes object: apiVersion and kind are required"}}
 	}
 	kind := schemas.Kind{APIVersion: meta.APIVersion, Kind: meta.Kind}
-	renderer, ok := renderers[kind]
-	if !ok {
+	if _, ok := render.Lookup(kind); !ok {
 		if PassesThrough(meta.APIVersion, meta.Kind) {
 			return []*yaml.RNode{doc.Node}, Diagnostics{{Severity: Warning, Source: doc.Source, Resource: resourceOf(doc.Node.YNode()),
 				Line: startLine(doc), Message: fmt.Sprintf("passed through unchanged: trainfn does not expand %s", kind)}}
 		}
 		return []*yaml.RNode{doc.Node}, nil
 	}
-
-	valid, problems := validator.Validate(doc.Node)
-	if problems != nil {
-		return nil, problemDiagnostics(doc, Error, problems)
-	}
-	opts, errs := config.ForJob(meta.Annotations)
-	var rendered render.Output
-	if len(errs) == 0 {
-		rendered, errs = renderer(valid, opts)
-	}
-	if len(errs) == 0 {
-		if err := gitops.Stamp(rendered.Objects); err != nil {
-			errs = append(errs, field.InternalError(nil, err))
-		}
-		for _, o := range rendered.Objects {
-			ynode.QuoteForYAML11(o.YNode())
-		}
-	}
-	failed := make(schemas.Problems, 0, len(errs))
-	for _, e := range errs {
-		failed = append(failed, schemas.ProblemAt(doc.Node, e.Field, e.ErrorBody()))
-	}
-	warnings := make(schemas.Problems, 0, len(rendered.Warnings))
-	for _, w := range rendered.Warnings {
-		warnings = append(warnings, schemas.ProblemAt(doc.Node, w.Field.String(), w.Message))
-	}
-	return rendered.Objects, append(problemDiagnostics(doc, Error, failed), problemDiagnostics(doc, Warning, warnings)...)
+	objects, problems := render.Render(doc.Node, config, validator)
+	return objects, append(problemDiagnostics(doc, Error, problems.Errors), problemDiagnostics(doc, Warning, problems.Warnings)...)
 }
 
 // problemDiagnostics places problems of a document in its file.

@@ -3,11 +3,9 @@ package functions
 import (
 	"bytes"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -18,7 +16,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render/options"
-	"github.com/trainfn/trainfn/schemas"
+	"github.com/trainfn/trainfn/test/testtool"
 )
 
 // renderText runs the stream front end on a YAML text.
@@ -36,7 +34,7 @@ func renderText(t *testing.T, text string) (string, Diagnostics) {
 
 func readCase(t *testing.T, name string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "testdata", name, "input.yaml"))
+	b, err := os.ReadFile(testtool.GoldenInput(t, name))
 	require.NoError(t, err)
 	return string(b)
 }
@@ -71,9 +69,7 @@ func TestOutputIgnoresTheOrderOfDocuments(t *testing.T) {
 }
 
 func TestNoKeyMaterialInOutput(t *testing.T) {
-	dirs, err := filepath.Glob("../testdata/*")
-	require.NoError(t, err)
-	for _, dir := range dirs {
+	for _, dir := range testtool.GoldenDirs(t) {
 		out, _ := renderText(t, readCase(t, filepath.Base(dir)))
 		assert.NotContains(t, out, "PRIVATE KEY", dir)
 		assert.NotContains(t, out, "kind: Secret", dir)
@@ -257,10 +253,6 @@ spec:
 	for _, item := range withItem.Items {
 		assert.NotContains(t, item.GetAnnotations(), "config.kubernetes.io/function", "the function annotation stays with the config")
 	}
-}
-
-func TestEveryKindHasASchemaAndARenderer(t *testing.T) {
-	assert.ElementsMatch(t, append(slices.Collect(maps.Keys(renderers)), schemas.FunctionConfig), schemas.Kinds())
 }
 
 // The options a run without configuration uses are the schema's defaults,

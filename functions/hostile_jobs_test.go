@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/trainfn/trainfn/render"
+	"github.com/trainfn/trainfn/render/objectsize"
 )
 
 // withEnv gives a container of hostileJob (the one named container) n
@@ -53,7 +53,7 @@ func TestHostileLargeEnvironmentRendersWhole(t *testing.T) {
 	objects, diags := Expand(docs)
 	require.False(t, diags.HasErrors(), diags.Error())
 	for _, o := range objects {
-		assert.LessOrEqual(t, render.JSONSize(o.YNode(), render.MaxObjectBytes), render.MaxObjectBytes, o.GetName())
+		assert.LessOrEqual(t, objectsize.JSON(o.YNode(), objectsize.Max), objectsize.Max, o.GetName())
 		if o.GetName() != "pi-worker" {
 			continue
 		}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/resid"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/trainfn/trainfn/render"
 	"github.com/trainfn/trainfn/schemas"
 )
 
@@ -32,15 +33,15 @@ var _ framework.ResourceListProcessor = Function{}
 
 // Process implements framework.ResourceListProcessor.
 func (f Function) Process(rl *framework.ResourceList) error {
-	if diags := f.process(rl); diags.HasErrors() {
+	if diags := f.Diagnose(rl); diags.HasErrors() {
 		return diags
 	}
 	return nil
 }
 
-// process expands rl in place and returns every diagnostic, warnings too,
+// Diagnose expands rl in place and returns every diagnostic, warnings too,
 // which rl's results also hold.
-func (Function) process(rl *framework.ResourceList) Diagnostics {
+func (Function) Diagnose(rl *framework.ResourceList) Diagnostics {
 	if diags := unreadConfig(rl.FunctionConfig); diags != nil {
 		rl.Results = results(diags)
 		return diags
@@ -180,7 +181,7 @@ func contains(items []*yaml.RNode, n *yaml.RNode) bool {
 }
 
 func isJobSpec(n *yaml.RNode) bool {
-	_, ok := renderers[kindOf(n)]
+	_, ok := render.Lookup(kindOf(n))
 	return ok
 }
 

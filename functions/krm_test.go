@@ -57,7 +57,7 @@ func kptRun(t *testing.T, config string) (*framework.ResourceList, Diagnostics) 
 	if config != "" {
 		rl.FunctionConfig = yaml.MustParse(config)
 	}
-	return rl, Function{}.process(rl)
+	return rl, Function{}.Diagnose(rl)
 }
 
 func TestKptItemsStayInTheirFiles(t *testing.T) {
@@ -95,7 +95,7 @@ func TestAConfigSharingAFileKeepsItsPlace(t *testing.T) {
 	for _, n := range items.Content() {
 		rl.Items = append(rl.Items, yaml.NewRNode(n))
 	}
-	diags := Function{}.process(rl)
+	diags := Function{}.Diagnose(rl)
 	require.False(t, diags.HasErrors(), diags.Error())
 	indexes := map[string]string{}
 	for _, item := range rl.Items {

@@ -20,6 +20,7 @@ import (
 	k8syaml "sigs.k8s.io/yaml"
 
 	"github.com/trainfn/trainfn/schemas/export"
+	"github.com/trainfn/trainfn/test/testtool"
 )
 
 const functionDefinition = "krm-function-definition.yaml"
@@ -55,8 +56,12 @@ func TestKRMFunctionDefinitionValidatesConfigs(t *testing.T) {
 		return validate.AgainstSchema(schema, data, strfmt.Default)
 	}
 
-	good, err := filepath.Glob(filepath.Join("..", "testdata", "*", "config.yaml"))
-	require.NoError(t, err)
+	var good []string
+	for _, c := range testtool.GoldenCases(t) {
+		if c.Config != nil {
+			good = append(good, filepath.Join(c.Dir, "config.yaml"))
+		}
+	}
 	good = append(good, filepath.Join("..", "examples", "kustomize", "transformer", "trainfn.yaml"))
 	configs := 0
 	for _, path := range good {

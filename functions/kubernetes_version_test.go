@@ -3,7 +3,6 @@ package functions
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -13,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/trainfn/trainfn/test/testtool"
 )
 
 // recentFields are the fields and labels of rendered objects that recent
@@ -49,8 +50,7 @@ func TestMinimumKubernetesVersionCoversTheOutput(t *testing.T) {
 	minimum, err := strconv.Atoi(string(m[1]))
 	require.NoError(t, err)
 
-	outputs, err := filepath.Glob("../testdata/*/expected.yaml")
-	require.NoError(t, err)
+	outputs := testtool.GoldenOutputs(t)
 	used := map[string]string{}
 	for _, path := range outputs {
 		data, err := os.ReadFile(path)

@@ -7,7 +7,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/trainfn/trainfn/render"
+	"github.com/trainfn/trainfn/render/objectsize"
 )
 
 // maxSpecDepth bounds how deep a job spec nests. Its deepest fields, in pod
@@ -204,17 +204,17 @@ func (c *checker) depth(n *yaml.Node, level int) bool {
 // naming the field that holds most of it.
 func (c *checker) size(n *yaml.Node) {
 	// Aliases are counted as what they stand for, so the count is bounded.
-	if render.JSONSize(n, render.MaxObjectBytes) <= render.MaxObjectBytes {
+	if objectsize.JSON(n, objectsize.Max) <= objectsize.Max {
 		return
 	}
-	path, bulk := render.Bulk(n, render.MaxObjectBytes)
+	path, bulk := objectsize.Bulk(n, objectsize.Max)
 	field, where := "", "no one field holds most of it"
 	if path != nil {
-		field, where = path.String(), "most of it is here"+render.Entries(bulk)
+		field, where = path.String(), "most of it is here"+objectsize.Entries(bulk)
 	}
 	c.report(bulk, field, fmt.Sprintf(
 		"the %s takes more than %d bytes as JSON (YAML aliases expanded), the most the API server stores in one object (etcd's default request limit), so its operator could not have stored it either: %s; make it smaller",
-		c.doc.Node.GetKind(), render.MaxObjectBytes, where))
+		c.doc.Node.GetKind(), objectsize.Max, where))
 }
 
 // fieldValue is the value of a mapping's field, nil when it has none.

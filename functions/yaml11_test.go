@@ -25,8 +25,7 @@ import (
 // strings plain in pod templates, where the render keeps their style.
 func TestOutputReadsTheSameInYAML11(t *testing.T) {
 	python := pyYAML(t)
-	outputs, err := filepath.Glob("../testdata/*/expected.yaml")
-	require.NoError(t, err)
+	outputs := testtool.GoldenOutputs(t)
 	require.NotEmpty(t, outputs)
 	for _, path := range outputs {
 		t.Run(filepath.Base(filepath.Dir(path)), func(t *testing.T) {

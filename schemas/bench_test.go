@@ -31,13 +31,13 @@ func BenchmarkValidate(b *testing.B) {
 	v := NewValidator()
 	for _, spec := range strings.Split(string(jobstream.Mixed(3)), "---\n") {
 		doc := yaml.MustParse(spec)
-		if _, problems := v.Validate(doc); problems != nil {
+		if _, problems := v.Validate(doc, For(Kind{APIVersion: doc.GetApiVersion(), Kind: doc.GetKind()})); problems != nil {
 			b.Fatal(problems)
 		}
 		b.Run(doc.GetKind()+"/"+doc.GetApiVersion(), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, problems := v.Validate(doc); problems != nil {
+				if _, problems := v.Validate(doc, For(Kind{APIVersion: doc.GetApiVersion(), Kind: doc.GetKind()})); problems != nil {
 					b.Fatal(problems)
 				}
 			}

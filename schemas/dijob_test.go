@@ -71,7 +71,7 @@ func TestDIJobRules(t *testing.T) {
 			diJob(longName, "  tasks:\n"+diTask("collector", "collector"))},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, problems := Validate(c.doc)
+			_, problems := validate(c.doc)
 			require.NotEmpty(t, problems)
 			var fields []string
 			for _, p := range problems {
@@ -91,7 +91,7 @@ func TestDIJobRules(t *testing.T) {
 var longName = "a" + fmt.Sprintf("%053d", 0)
 
 func TestDIJobDefaults(t *testing.T) {
-	v, problems := Validate(diJob("j", "  minReplicas: 2\n"+diTemplate))
+	v, problems := validate(diJob("j", "  minReplicas: 2\n"+diTemplate))
 	require.Empty(t, problems)
 	var spec struct {
 		Priority, CleanPodPolicy string
@@ -110,7 +110,7 @@ func TestDIJobDefaults(t *testing.T) {
 	assert.Equal(t, "star", spec.EngineFields.Topology)
 	assert.Equal(t, int32(1), spec.EngineFields.ParallelWorkers)
 
-	v, problems = Validate(diJob("j", "  tasks:\n  - type: learner\n    template: {spec: {containers: [{name: c, image: x}]}}"))
+	v, problems = validate(diJob("j", "  tasks:\n  - type: learner\n    template: {spec: {containers: [{name: c, image: x}]}}"))
 	require.Empty(t, problems)
 	var tasks struct{ Tasks []struct{ Name string } }
 	require.NoError(t, v.Decode("spec", &tasks))

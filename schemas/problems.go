@@ -63,6 +63,14 @@ func abridged(fe *field.Error) string {
 	return fmt.Sprintf("%s%s… (%d bytes)%s", prefix, value[:cut], len(value), suffix)
 }
 
+// FieldProblem is a field error a later phase (a kind's check) finds in a
+// document, placed at its field, its bad value abridged as the schema's
+// own errors are.
+func FieldProblem(doc *yaml.RNode, fe *field.Error) Problem {
+	line, column := Position(doc, fe.Field)
+	return fieldProblem(fe, line, column)
+}
+
 // ProblemAt is a problem a later phase (a renderer) finds at a field of a
 // validated document, located the way validation's problems are.
 func ProblemAt(doc *yaml.RNode, fieldPath, message string) Problem {

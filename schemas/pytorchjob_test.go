@@ -64,7 +64,7 @@ func TestPyTorchJobRules(t *testing.T) {
 			pytorchJob("  elasticPolicy: {rdzvBackend: zk}", "1", "OnFailure", "pytorch", true)},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, problems := Validate(c.doc)
+			_, problems := validate(c.doc)
 			require.Len(t, problems, 1, "%v", problems)
 			assert.Equal(t, c.field, problems[0].Field)
 			assert.Contains(t, problems[0].Message, c.message)
@@ -73,7 +73,7 @@ func TestPyTorchJobRules(t *testing.T) {
 }
 
 func TestPyTorchJobValid(t *testing.T) {
-	_, problems := Validate(pytorchJob("  nprocPerNode: \"2\"", "1", "Never", "pytorch", true))
+	_, problems := validate(pytorchJob("  nprocPerNode: \"2\"", "1", "Never", "pytorch", true))
 	assert.Empty(t, problems)
 }
 
@@ -83,7 +83,7 @@ func TestPyTorchJobNprocPerNodeDefault(t *testing.T) {
 		"  nprocPerNode: gpu":                "gpu",
 		"  elasticPolicy: {nProcPerNode: 2}": "",
 	} {
-		v, problems := Validate(pytorchJob(spec, "1", "OnFailure", "pytorch", true))
+		v, problems := validate(pytorchJob(spec, "1", "OnFailure", "pytorch", true))
 		require.Empty(t, problems)
 		var got struct {
 			NprocPerNode string `json:"nprocPerNode"`

@@ -9,6 +9,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"strings"
 	"sync"
 
 	"cuelang.org/go/cue"
@@ -27,33 +28,34 @@ type Kind struct {
 
 func (k Kind) String() string { return k.APIVersion + " " + k.Kind }
 
-// definition locates a kind's schema: a CUE package and a definition in it.
-type definition struct {
-	pkg  string
-	name string
+// Schema locates the definition documents of a kind are unified with: a
+// package of the schemas embedded here and a definition in it. Which kind
+// has which schema is the renderers' table (render.Kinds); this package
+// keeps only its own config's.
+type Schema struct {
+	// Package is a CUE package path in this module, "./kubeflow/v1".
+	Package string
+	// Definition is the definition's name in it, "#PyTorchJob".
+	Definition string
+	// Source, when set, is a package's CUE text that stands alone, for a
+	// kind whose schema is not embedded here (a test's); Package then
+	// only names it.
+	Source string
 }
+
+func (s Schema) String() string { return s.Package + " " + s.Definition }
 
 // FunctionConfig is trainfn's own configuration, the function config of a
 // KRM function run and the document that configures trainfn render.
 var FunctionConfig = Kind{APIVersion: "fn.trainfn.dev/v1alpha1", Kind: "TrainFn"}
 
-var definitions = map[Kind]definition{
-	{APIVersion: "kubeflow.org/v2beta1", Kind: "MPIJob"}:  {pkg: "./kubeflow/v2beta1", name: "#MPIJob"},
-	{APIVersion: "kubeflow.org/v1", Kind: "PyTorchJob"}:   {pkg: "./kubeflow/v1", name: "#PyTorchJob"},
-	{APIVersion: "kubeflow.org/v1", Kind: "MPIJob"}:       {pkg: "./kubeflow/v1", name: "#MPIJob"},
-	{APIVersion: "kubeflow.org/v1alpha1", Kind: "MPIJob"}: {pkg: "./kubeflow/v1alpha1", name: "#MPIJob"},
-	{APIVersion: "kubeflow.org/v1alpha2", Kind: "MPIJob"}: {pkg: "./kubeflow/v1alpha2", name: "#MPIJob"},
-	FunctionConfig: {pkg: "./fn/v1alpha1", name: "#TrainFn"},
-	{APIVersion: "diengine.opendilab.org/v2alpha1", Kind: "DIJob"}: {pkg: "./diengine/v2alpha1", name: "#DIJob"},
-}
-
-// Kinds lists the kinds that have a schema.
-func Kinds() []Kind {
-	kinds := make([]Kind, 0, len(definitions))
-	for k := range definitions {
-		kinds = append(kinds, k)
-	}
-	return kinds
+// For is where the schemas embedded here keep a kind's: the package named
+// by the first label of its group and its version, the definition by its
+// kind ("kubeflow.org/v1" PyTorchJob: ./kubeflow/v1 #PyTorchJob).
+func For(k Kind) Schema {
+	group, version, _ := strings.Cut(k.APIVersion, "/")
+	dir, _, _ := strings.Cut(group, ".")
+	return Schema{Package: "./" + dir + "/" + version, Definition: "#" + k.Kind}
 }
 
 // Validator checks documents against the schemas, building each CUE
@@ -106,23 +108,25 @@ func (v *Validator) Return() {
 	idle.validators = append(idle.validators, v)
 }
 
-// schema is a kind's compiled definition.
-func (v *Validator) schema(k Kind) (cue.Value, error) {
-	d, ok := definitions[k]
-	if !ok {
-		return cue.Value{}, fmt.Errorf("trainfn has no schema for %s", k)
-	}
-	pkg, ok := v.packages[d.pkg]
+// schema is a compiled definition, its package built on first use.
+func (v *Validator) schema(s Schema) (cue.Value, error) {
+	pkg, ok := v.packages[s.Package]
 	if !ok {
 		var err error
-		if pkg, err = compile(v.ctx, d.pkg); err != nil {
+		if s.Source != "" {
+			pkg = v.ctx.CompileString(s.Source, cue.Filename(s.Package))
+			err = pkg.Err()
+		} else {
+			pkg, err = compile(v.ctx, s.Package)
+		}
+		if err != nil {
 			return cue.Value{}, err
 		}
-		v.packages[d.pkg] = pkg
+		v.packages[s.Package] = pkg
 	}
-	def := pkg.LookupPath(cue.ParsePath(d.name))
+	def := pkg.LookupPath(cue.ParsePath(s.Definition))
 	if !def.Exists() {
-		return cue.Value{}, fmt.Errorf("schema %s has no %s", d.pkg, d.name)
+		return cue.Value{}, fmt.Errorf("schema %s has no %s", s.Package, s.Definition)
 	}
 	return def, nil
 }
@@ -152,8 +156,8 @@ func compile(ctx *cue.Context, pkg string) (cue.Value, error) {
 	return v, nil
 }
 
-// Definition is the compiled schema of a kind, the CUE definition its
-// documents are unified with, for exporting it in other schema languages.
-func Definition(k Kind) (cue.Value, error) {
-	return sharedValidator().schema(k)
+// Definition is a compiled schema, the CUE definition documents are
+// unified with, for exporting it in other schema languages.
+func Definition(s Schema) (cue.Value, error) {
+	return sharedValidator().schema(s)
 }

@@ -1,8 +1,6 @@
 package schemas
 
 import (
-	"fmt"
-
 	"cuelang.org/go/cue"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -27,24 +25,16 @@ func (v *Validated) Decode(path string, into any) error {
 	return at.Decode(into)
 }
 
-// Validate checks a document of a known kind against its schema, with the
-// Validator shared by the package's callers.
-func Validate(doc *yaml.RNode) (*Validated, Problems) {
-	return sharedValidator().Validate(doc)
+// Validate checks a document against a schema, with the Validator shared
+// by the package's callers.
+func Validate(doc *yaml.RNode, s Schema) (*Validated, Problems) {
+	return sharedValidator().Validate(doc, s)
 }
 
-// Validate checks a document of a known kind against its schema. Problems
-// carry field paths and positions in doc; doc itself is left unchanged.
-func (v *Validator) Validate(doc *yaml.RNode) (*Validated, Problems) {
-	meta, err := doc.GetMeta()
-	if err != nil {
-		return nil, documentProblems(doc, err)
-	}
-	kind := Kind{APIVersion: meta.APIVersion, Kind: meta.Kind}
-	if _, ok := definitions[kind]; !ok {
-		return nil, documentProblems(doc, fmt.Errorf("trainfn has no schema for %s", kind))
-	}
-	def, err := v.schema(kind)
+// Validate checks a document against its kind's schema. Problems carry
+// field paths and positions in doc; doc itself is left unchanged.
+func (v *Validator) Validate(doc *yaml.RNode, s Schema) (*Validated, Problems) {
+	def, err := v.schema(s)
 	if err != nil {
 		// The schemas are embedded and tested; failing here is a build bug.
 		panic(err)

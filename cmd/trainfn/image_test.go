@@ -121,7 +121,7 @@ func TestImageBinaryIsStatic(t *testing.T) {
 		// The image's only file is the binary, and kustomize runs it as
 		// nobody with no network: an empty environment and a directory the
 		// user cannot write stand in for that.
-		input, err := os.ReadFile(testdata("mpi-operator-pi"))
+		input, err := os.ReadFile(testdata(t, "mpi-operator-pi"))
 		require.NoError(t, err)
 		list := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- " +
 			strings.ReplaceAll(strings.TrimSpace(string(input)), "\n", "\n  ") + "\n"

@@ -3,13 +3,14 @@ package main
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/kustomize/kyaml/kio"
+
+	"github.com/trainfn/trainfn/test/testtool"
 )
 
 type result struct {
@@ -23,10 +24,10 @@ func trainfn(stdin string, args ...string) result {
 	return result{code, out.String(), errOut.String()}
 }
 
-func testdata(name string) string { return filepath.Join("..", "..", "testdata", name, "input.yaml") }
+func testdata(t *testing.T, name string) string { return testtool.GoldenInput(t, name) }
 
 func TestRenderPrintsOnlyNativeObjects(t *testing.T) {
-	r := trainfn("", "render", testdata("mpi-operator-pi"))
+	r := trainfn("", "render", testdata(t, "mpi-operator-pi"))
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.NotContains(t, r.stderr, "error:")
 	nodes, err := (&kio.ByteReader{Reader: strings.NewReader(r.stdout)}).Read()
@@ -41,9 +42,9 @@ func TestRenderPrintsOnlyNativeObjects(t *testing.T) {
 }
 
 func TestRenderReadsStdin(t *testing.T) {
-	file := trainfn("", "render", testdata("mpi-operator-pi"))
+	file := trainfn("", "render", testdata(t, "mpi-operator-pi"))
 	for _, args := range [][]string{{"render"}, {"render", "-"}} {
-		r := trainfn(readFile(t, testdata("mpi-operator-pi")), args...)
+		r := trainfn(readFile(t, testdata(t, "mpi-operator-pi")), args...)
 		require.Equal(t, 0, r.code, r.stderr)
 		assert.Equal(t, file.stdout, r.stdout, args)
 	}
@@ -51,7 +52,7 @@ func TestRenderReadsStdin(t *testing.T) {
 
 func TestBadSpecFailsWithFileFieldAndRule(t *testing.T) {
 	for _, cmd := range []string{"render", "validate"} {
-		path := testdata("error-unknown-fields")
+		path := testdata(t, "error-unknown-fields")
 		r := trainfn("", cmd, path)
 		assert.Equal(t, 1, r.code, cmd)
 		assert.Empty(t, r.stdout, "%s prints nothing on error", cmd)
@@ -60,12 +61,12 @@ func TestBadSpecFailsWithFileFieldAndRule(t *testing.T) {
 }
 
 func TestValidateIsQuietOnSuccess(t *testing.T) {
-	r := trainfn("", "validate", testdata("mixed-stream"), testdata("yaml-features"))
+	r := trainfn("", "validate", testdata(t, "mixed-stream"), testdata(t, "yaml-features"))
 	assert.Equal(t, result{code: 0}, r)
 }
 
 func TestWarningsDoNotFail(t *testing.T) {
-	r := trainfn("", "render", testdata("run-policy"))
+	r := trainfn("", "render", testdata(t, "run-policy"))
 	assert.Equal(t, 0, r.code)
 	assert.NotEmpty(t, r.stdout)
 	assert.Contains(t, r.stderr, "warning: MPIJob bounded: spec.runPolicy.schedulingPolicy")
@@ -91,7 +92,7 @@ func TestVersion(t *testing.T) {
 }
 
 func TestFunctionMode(t *testing.T) {
-	spec := readFile(t, testdata("mpi-operator-pi"))
+	spec := readFile(t, testdata(t, "mpi-operator-pi"))
 	rl := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- " +
 		strings.ReplaceAll(strings.TrimSpace(spec), "\n", "\n  ") + "\n"
 	r := trainfn(rl)

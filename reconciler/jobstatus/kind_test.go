@@ -21,13 +21,16 @@ import (
 	"github.com/trainfn/trainfn/reconciler/jobstatus"
 	"github.com/trainfn/trainfn/reconciler/phase"
 	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/test/testtool"
 )
 
 // TestKindOfRenderedOutputs infers the kind of every job trainfn's golden
 // cases render, and expects the kind of the spec it was rendered from.
 func TestKindOfRenderedOutputs(t *testing.T) {
-	inputs, err := filepath.Glob("../../testdata/*/input.yaml")
-	require.NoError(t, err)
+	var inputs []string
+	for _, dir := range testtool.GoldenDirs(t) {
+		inputs = append(inputs, filepath.Join(dir, "input.yaml"))
+	}
 	checked := map[string]int{}
 	for _, input := range inputs {
 		expected := filepath.Join(filepath.Dir(input), "expected.yaml")

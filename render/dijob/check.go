@@ -6,13 +6,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/trainfn/trainfn/render"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/pod"
 )
 
-// check reports what the schema cannot say and rendering relies on.
-func (j *Job) check() field.ErrorList {
+// Check reports what the schema cannot say and rendering relies on.
+func (j *Job) Check() field.ErrorList {
 	var errs field.ErrorList
 	if len(j.Workers) == 0 {
 		return field.ErrorList{field.Required(field.NewPath("spec", "template"),
@@ -117,13 +116,3 @@ func meshAttachSize(job string, e *Engine) int {
 // maxFixedEnv bounds the host lists written into each template: the API
 // server stores objects of at most about 1.5 MiB.
 const maxFixedEnv = 512 << 10
-
-// warnings are what a user should know about a job that renders.
-func (j *Job) warnings() []render.Warning {
-	var warnings []render.Warning
-	if j.Options.Gang.Scheduler != options.NoGang {
-		warnings = append(warnings, render.Warning{Field: field.NewPath("spec"),
-			Message: "gang scheduling is not rendered for DIJobs: their workers start as they are placed"})
-	}
-	return warnings
-}

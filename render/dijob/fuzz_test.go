@@ -1,4 +1,4 @@
-package dijob
+package dijob_test
 
 import (
 	"testing"
@@ -8,5 +8,5 @@ import (
 )
 
 func FuzzDIJobV2alpha1(f *testing.F) {
-	rendertest.Fuzz(f, schemas.Kind{APIVersion: "diengine.opendilab.org/v2alpha1", Kind: "DIJob"}, RenderV2alpha1)
+	rendertest.Fuzz(f, schemas.Kind{APIVersion: "diengine.opendilab.org/v2alpha1", Kind: "DIJob"})
 }

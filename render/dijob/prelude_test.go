@@ -9,9 +9,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render/options"
+	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/schemas"
 )
 
@@ -19,11 +21,24 @@ import (
 func renderSpec(t *testing.T, spec string) []*yaml.RNode {
 	t.Helper()
 	doc := yaml.MustParse("apiVersion: diengine.opendilab.org/v2alpha1\nkind: DIJob\nmetadata:\n  name: j\nspec:\n" + spec)
-	v, problems := schemas.Validate(doc)
-	require.Empty(t, problems)
-	out, errs := RenderV2alpha1(v, options.Default)
+	out, errs := decodeCheckAndBuild(t, doc)
 	require.Empty(t, errs)
 	return out.Objects
+}
+
+// decodeCheckAndBuild takes a DIJob through its kind's phases as the
+// pipeline does, without the passes every kind shares.
+func decodeCheckAndBuild(t *testing.T, doc *yaml.RNode) (result.Output, field.ErrorList) {
+	t.Helper()
+	v, problems := schemas.Validate(doc, schemas.For(schemas.Kind{APIVersion: doc.GetApiVersion(), Kind: doc.GetKind()}))
+	require.Empty(t, problems)
+	job, _, err := DecodeV2alpha1(v, options.Default)
+	require.NoError(t, err)
+	if errs := job.Check(); len(errs) > 0 {
+		return result.Output{}, errs
+	}
+	out, _, errs := job.Build()
+	return out, errs
 }
 
 // runPrelude runs the rendered command of a workload's first container
@@ -151,9 +166,7 @@ spec:
   tasks:
   - {name: collector, type: collector, replicas: 30000, template: {spec: {containers: [{name: c, image: x, command: [ditask]}]}}}
 `)
-	v, problems := schemas.Validate(doc)
-	require.Empty(t, problems)
-	_, errs := RenderV2alpha1(v, options.Default)
+	_, errs := decodeCheckAndBuild(t, doc)
 	require.Len(t, errs, 1)
 	assert.Equal(t, "spec.tasks", errs[0].Field)
 	assert.Contains(t, errs[0].Detail, "run fewer workers per job")

@@ -7,31 +7,32 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/trainfn/trainfn/render"
+	"github.com/trainfn/trainfn/render/gang"
 	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/render/naming"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/pod"
+	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/render/workload"
 	"github.com/trainfn/trainfn/render/ynode"
 )
 
-// Render expands a job into its objects: the Service, then a workload per
-// kind of worker.
-func Render(job *Job) (render.Output, field.ErrorList) {
-	if errs := job.check(); len(errs) > 0 {
-		return render.Output{}, errs
-	}
-	out := render.Output{Warnings: job.warnings()}
-	out.Objects = append(out.Objects, job.service())
-	fixed := job.fixedEnv()
-	for _, w := range job.Workers {
-		t, warnings := job.template(w, fixed)
+// Build expands a job into its objects: the Service, then a workload per
+// kind of worker; its gang is every worker.
+func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
+	var out result.Output
+	g := gang.Gang{Owner: j.Owner}
+	out.Objects = append(out.Objects, j.service())
+	fixed := j.fixedEnv()
+	for _, w := range j.Workers {
+		t, warnings := j.template(w, fixed)
 		out.Warnings = append(out.Warnings, warnings...)
-		out.Objects = append(out.Objects, job.workload(w, t))
+		workers := j.workload(w, t)
+		out.Objects = append(out.Objects, workers)
+		g.Members = append(g.Members, gang.Member{Workload: workers, Template: t, Pods: w.Replicas})
 	}
-	return out, nil
+	return out, g, nil
 }
 
 // service is the headless Service <job> under which every worker's
@@ -47,7 +48,7 @@ func (j *Job) service() *yaml.RNode {
 // template prepares the pod template of a kind of workers: labels, restart
 // policy, DNS, the DI port, the job's volumes, the variables and the
 // prelude that computes the rank's.
-func (j *Job) template(w *Workers, fixed [][2]string) (*pod.Template, []render.Warning) {
+func (j *Job) template(w *Workers, fixed [][2]string) (*pod.Template, []result.Warning) {
 	restart := "Never"
 	if j.Preemptible {
 		// A StatefulSet restarts its pods, whatever the template says.
@@ -70,7 +71,7 @@ func (j *Job) template(w *Workers, fixed [][2]string) (*pod.Template, []render.W
 	}
 	for _, c := range t.Containers() {
 		if c.Get("command") == nil {
-			warnings = append(warnings, render.Warning{Field: c.Path(),
+			warnings = append(warnings, result.Warning{Field: c.Path(),
 				Message: "has no command, so it cannot get " + rankNames() + ", which trainfn computes before the command runs"})
 			continue
 		}

@@ -7,10 +7,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/trainfn/trainfn/render"
 	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/render/naming"
 	"github.com/trainfn/trainfn/render/options"
+	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/render/workload"
 	"github.com/trainfn/trainfn/schemas"
 )
@@ -36,15 +36,14 @@ type v2alpha1Spec struct {
 	} `json:"tasks"`
 }
 
-// RenderV2alpha1 renders a validated diengine.opendilab.org/v2alpha1 DIJob.
-func RenderV2alpha1(v *schemas.Validated, opts options.Options) (render.Output, field.ErrorList) {
+// DecodeV2alpha1 reads a validated diengine.opendilab.org/v2alpha1 DIJob.
+func DecodeV2alpha1(v *schemas.Validated, opts options.Options) (*Job, []result.Warning, error) {
 	job, err := fromV2alpha1(v)
 	if err != nil {
-		return render.Output{}, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
+		return nil, nil, err
 	}
 	job.Options = opts
-	out, errs := Render(job)
-	return render.Checked(v.Doc, out, errs)
+	return job, nil, nil
 }
 
 func fromV2alpha1(v *schemas.Validated) (*Job, error) {

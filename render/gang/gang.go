@@ -17,10 +17,10 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/trainfn/trainfn/render"
 	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/pod"
+	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/render/workload"
 	"github.com/trainfn/trainfn/render/ynode"
 	"github.com/trainfn/trainfn/schemas"
@@ -49,6 +49,14 @@ func PolicyOf(v *schemas.Validated) (*Policy, error) {
 	return &p, nil
 }
 
+// Gang is what a job kind tells of its gang: the job, its scheduling
+// policy (nil when the spec has none) and the workloads whose pods make it.
+type Gang struct {
+	Owner   workload.Owner
+	Policy  *Policy
+	Members []Member
+}
+
 // Member is one workload of the gang: a rendered Job or StatefulSet, its
 // pod template (already part of it) and how many pods it runs at once.
 type Member struct {
@@ -70,14 +78,15 @@ const (
 // policyPath is where Kubeflow job specs keep the scheduling policy.
 var policyPath = field.NewPath("spec", "runPolicy", "schedulingPolicy")
 
-// Render makes members one gang for the chosen scheduler: it edits their
-// pod templates and returns the objects the scheduler needs besides (a
-// PodGroup for Volcano and scheduler-plugins). The policy, nil when the
-// spec has none, sets the group's size, queue, priority and resources.
-func Render(owner workload.Owner, policy *Policy, opts options.Gang, members []Member) ([]*yaml.RNode, []render.Warning, field.ErrorList) {
+// Render makes the members one gang for the chosen scheduler: it edits
+// their pod templates and returns the objects the scheduler needs besides
+// (a PodGroup for Volcano and scheduler-plugins). The policy sets the
+// group's size, queue, priority and resources.
+func Render(g Gang, opts options.Gang) ([]*yaml.RNode, []result.Warning, field.ErrorList) {
+	owner, policy, members := g.Owner, g.Policy, g.Members
 	if opts.Scheduler == options.NoGang {
 		if policy != nil {
-			return nil, []render.Warning{{Field: policyPath, Message: fmt.Sprintf(
+			return nil, []result.Warning{{Field: policyPath, Message: fmt.Sprintf(
 				"no gang scheduler is chosen, so the policy is validated, then ignored: name one (Volcano, SchedulerPlugins or Kueue) "+
 					"in the %s annotation or in the gangScheduling of trainfn's function config", options.GangSchedulerAnnotation)}}, nil
 		}
@@ -110,7 +119,7 @@ func Render(owner workload.Owner, policy *Policy, opts options.Gang, members []M
 		return []*yaml.RNode{owner.Object(apiVersion, "PodGroup", owner.Name, labels.Job(owner.Name), "spec", ynode.Map(spec...))}
 	}
 
-	var warnings []render.Warning
+	var warnings []result.Warning
 	var objects []*yaml.RNode
 	switch opts.Scheduler {
 	case options.Volcano:
@@ -158,11 +167,11 @@ func Render(owner workload.Owner, policy *Policy, opts options.Gang, members []M
 }
 
 // setScheduler names the scheduler on every pod template.
-func setScheduler(members []Member, name, fallback string) []render.Warning {
+func setScheduler(members []Member, name, fallback string) []result.Warning {
 	if name == "" {
 		name = fallback
 	}
-	var warnings []render.Warning
+	var warnings []result.Warning
 	for _, m := range members {
 		warnings = append(warnings, workload.Overridden(m.Template, "schedulerName", name, "the gang scheduler places the job's pods")...)
 	}

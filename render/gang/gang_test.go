@@ -47,7 +47,7 @@ func spec(t *testing.T, obj *yaml.RNode, path ...string) string {
 
 func TestVolcanoGroupsEveryPod(t *testing.T) {
 	members := launcherAndWorkers(t)
-	objs, warnings, errs := Render(workload.Owner{Name: "pi"}, nil, options.Gang{Scheduler: options.Volcano}, members)
+	objs, warnings, errs := Render(Gang{Owner: workload.Owner{Name: "pi"}, Members: members}, options.Gang{Scheduler: options.Volcano})
 	require.Empty(t, errs)
 	assert.Empty(t, warnings)
 	require.Len(t, objs, 1)
@@ -63,7 +63,7 @@ func TestVolcanoGroupsEveryPod(t *testing.T) {
 
 func TestMinAvailableCountsTheFirstPods(t *testing.T) {
 	policy := &Policy{MinAvailable: ptr.To[int32](2), ScheduleTimeoutSeconds: ptr.To[int32](30)}
-	objs, _, errs := Render(workload.Owner{Name: "pi"}, policy, options.Gang{Scheduler: options.SchedulerPlugins}, launcherAndWorkers(t))
+	objs, _, errs := Render(Gang{Owner: workload.Owner{Name: "pi"}, Policy: policy, Members: launcherAndWorkers(t)}, options.Gang{Scheduler: options.SchedulerPlugins})
 	require.Empty(t, errs)
 	assert.Equal(t, "scheduling.x-k8s.io/v1alpha1", objs[0].GetApiVersion())
 	assert.Equal(t, "2\n", spec(t, objs[0], "spec", "minMember"))
@@ -74,14 +74,14 @@ func TestMinAvailableCountsTheFirstPods(t *testing.T) {
 
 func TestPolicyResourcesWin(t *testing.T) {
 	policy := &Policy{MinResources: map[string]resource.Quantity{"cpu": resource.MustParse("3")}}
-	objs, _, errs := Render(workload.Owner{Name: "pi"}, policy, options.Gang{Scheduler: options.Volcano}, launcherAndWorkers(t))
+	objs, _, errs := Render(Gang{Owner: workload.Owner{Name: "pi"}, Policy: policy, Members: launcherAndWorkers(t)}, options.Gang{Scheduler: options.Volcano})
 	require.Empty(t, errs)
 	assert.Equal(t, "cpu: \"3\"\n", spec(t, objs[0], "spec", "minResources"))
 }
 
 func TestKueueLabelsEachWorkload(t *testing.T) {
 	members := launcherAndWorkers(t)
-	objs, _, errs := Render(workload.Owner{Name: "pi"}, &Policy{PriorityClass: "low"}, options.Gang{Scheduler: options.Kueue, Queue: "team"}, members)
+	objs, _, errs := Render(Gang{Owner: workload.Owner{Name: "pi"}, Policy: &Policy{PriorityClass: "low"}, Members: members}, options.Gang{Scheduler: options.Kueue, Queue: "team"})
 	require.Empty(t, errs)
 	assert.Empty(t, objs, "Kueue needs no object of its own")
 	for _, m := range members {
@@ -89,25 +89,25 @@ func TestKueueLabelsEachWorkload(t *testing.T) {
 		assert.Equal(t, "low\n", spec(t, yaml.NewRNode(m.Template.Node()), "spec", "priorityClassName"))
 	}
 
-	_, _, errs = Render(workload.Owner{Name: "pi"}, nil, options.Gang{Scheduler: options.Kueue}, launcherAndWorkers(t))
+	_, _, errs = Render(Gang{Owner: workload.Owner{Name: "pi"}, Members: launcherAndWorkers(t)}, options.Gang{Scheduler: options.Kueue})
 	require.Len(t, errs, 1)
 	assert.Equal(t, "spec.runPolicy.schedulingPolicy.queue", errs[0].Field)
 }
 
 func TestNoSchedulerNoGang(t *testing.T) {
 	members := launcherAndWorkers(t)
-	objs, warnings, errs := Render(workload.Owner{Name: "pi"}, nil, options.Gang{}, members)
+	objs, warnings, errs := Render(Gang{Owner: workload.Owner{Name: "pi"}, Members: members}, options.Gang{})
 	assert.Empty(t, objs)
 	assert.Empty(t, warnings)
 	assert.Empty(t, errs)
 	assert.Empty(t, spec(t, yaml.NewRNode(members[0].Template.Node()), "spec", "schedulerName"))
 
-	_, warnings, _ = Render(workload.Owner{Name: "pi"}, &Policy{Queue: "q"}, options.Gang{}, members)
+	_, warnings, _ = Render(Gang{Owner: workload.Owner{Name: "pi"}, Policy: &Policy{Queue: "q"}, Members: members}, options.Gang{})
 	require.Len(t, warnings, 1, "a policy without a scheduler is worth a word")
 }
 
 func TestGangLargerThanTheJob(t *testing.T) {
-	_, _, errs := Render(workload.Owner{Name: "pi"}, &Policy{MinAvailable: ptr.To[int32](5)}, options.Gang{Scheduler: options.Volcano}, launcherAndWorkers(t))
+	_, _, errs := Render(Gang{Owner: workload.Owner{Name: "pi"}, Policy: &Policy{MinAvailable: ptr.To[int32](5)}, Members: launcherAndWorkers(t)}, options.Gang{Scheduler: options.Volcano})
 	require.Len(t, errs, 1)
 	assert.Equal(t, "spec.runPolicy.schedulingPolicy.minAvailable", errs[0].Field)
 }

@@ -1,4 +1,4 @@
-package mpijob
+package mpijob_test
 
 import (
 	"testing"
@@ -8,17 +8,17 @@ import (
 )
 
 func FuzzMPIJobV2beta1(f *testing.F) {
-	rendertest.Fuzz(f, schemas.Kind{APIVersion: "kubeflow.org/v2beta1", Kind: "MPIJob"}, RenderV2beta1)
+	rendertest.Fuzz(f, schemas.Kind{APIVersion: "kubeflow.org/v2beta1", Kind: "MPIJob"})
 }
 
 func FuzzMPIJobV1(f *testing.F) {
-	rendertest.Fuzz(f, schemas.Kind{APIVersion: "kubeflow.org/v1", Kind: "MPIJob"}, RenderV1)
+	rendertest.Fuzz(f, schemas.Kind{APIVersion: "kubeflow.org/v1", Kind: "MPIJob"})
 }
 
 func FuzzMPIJobV1alpha1(f *testing.F) {
-	rendertest.Fuzz(f, schemas.Kind{APIVersion: "kubeflow.org/v1alpha1", Kind: "MPIJob"}, RenderV1alpha1)
+	rendertest.Fuzz(f, schemas.Kind{APIVersion: "kubeflow.org/v1alpha1", Kind: "MPIJob"})
 }
 
 func FuzzMPIJobV1alpha2(f *testing.F) {
-	rendertest.Fuzz(f, schemas.Kind{APIVersion: "kubeflow.org/v1alpha2", Kind: "MPIJob"}, RenderV1alpha2)
+	rendertest.Fuzz(f, schemas.Kind{APIVersion: "kubeflow.org/v1alpha2", Kind: "MPIJob"})
 }

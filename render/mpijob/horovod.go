@@ -6,9 +6,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/trainfn/trainfn/render"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/pod"
+	"github.com/trainfn/trainfn/render/result"
 )
 
 // elasticHorovodFlags are horovodrun's flags that make its run elastic: a
@@ -29,7 +29,7 @@ type word struct {
 // mode while the job's worker count is fixed: without the elastic-workers
 // annotation, the workers never change, and the discovery script always
 // lists all of them, so the run is elastic in name only.
-func horovodWarning(job *Job) []render.Warning {
+func horovodWarning(job *Job) []result.Warning {
 	if job.elastic() != nil {
 		return nil
 	}
@@ -54,7 +54,7 @@ func horovodWarning(job *Job) []render.Warning {
 			running = false
 		case running && isElasticFlag(w.text):
 			flag, _, _ := strings.Cut(w.text, "=")
-			return []render.Warning{{Field: w.at,
+			return []result.Warning{{Field: w.at,
 				Message: "horovodrun runs elastic (" + flag + "), but the job's worker count is fixed and its discover_hosts.sh always lists every worker: " +
 					"to let workers join and leave, add the annotation " + options.ElasticWorkersAnnotation + `: "MIN:MAX" (workers, where --min-np and --max-np count processes)`}}
 		}

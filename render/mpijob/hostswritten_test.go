@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/trainfn/trainfn/render"
 	"github.com/trainfn/trainfn/render/mpi"
+	"github.com/trainfn/trainfn/render/objectsize"
 	"github.com/trainfn/trainfn/render/options"
 )
 
@@ -23,7 +23,7 @@ func TestTooManyHostsForTheConfigMapAreWrittenByTheLauncher(t *testing.T) {
 	r := renderJob(t, job)
 
 	for _, o := range r.objects {
-		assert.LessOrEqual(t, render.JSONSize(o.YNode(), render.MaxObjectBytes), render.MaxObjectBytes, "%s %s", o.GetKind(), o.GetName())
+		assert.LessOrEqual(t, objectsize.JSON(o.YNode(), objectsize.Max), objectsize.Max, "%s %s", o.GetKind(), o.GetName())
 	}
 	cm := r.configMap("pi-config")
 	assert.NotContains(t, cm.Data, mpi.HostfileKey)
@@ -79,7 +79,7 @@ func TestHostsThatFitAreListed(t *testing.T) {
 func TestTooManyHostsForAnElasticJob(t *testing.T) {
 	b := newJob("pi").workers(60_000)
 	b.job.Options.ElasticWorkers = &options.Bounds{Min: 50_000, Max: 70_000}
-	_, errs := Render(b.obj())
+	_, errs := checkAndBuild(b.obj())
 	require.Len(t, errs, 1)
 	assert.Equal(t, "spec.mpiReplicaSpecs.Worker.replicas", errs[0].Field)
 	assert.Contains(t, errs[0].Detail, "too many workers for one ConfigMap")

@@ -6,12 +6,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/trainfn/trainfn/render"
 	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/render/naming"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/pod"
+	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/render/workload"
 	"github.com/trainfn/trainfn/render/ynode"
 )
@@ -20,7 +20,7 @@ import (
 // Hydra's proxies know, after its init containers have seen every worker
 // accept SSH (or kubectl exec). When writesHosts, the ConfigMap has no
 // hostfile but a script that writes it, which runs first.
-func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []render.Warning, field.ErrorList) {
+func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []result.Warning, field.ErrorList) {
 	t, warnings := job.podTemplate(&job.Launcher, labels.RoleLauncher, job.Launcher.RestartPolicy)
 	warnings = append(warnings, workload.Overridden(t, "hostname", naming.Launcher(job.Name), "the hostfile and Hydra's proxies know the launcher by it")...)
 
@@ -61,7 +61,7 @@ func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []rend
 			warnings = append(warnings, workload.Overridden(t, "serviceAccountName", naming.Launcher(job.Name),
 				"its Role lets the launcher exec into this job's workers")...)
 			if old := t.Set("automountServiceAccountToken", ynode.Of(true)); old != nil && old.Value != "true" {
-				warnings = append(warnings, render.Warning{Field: t.Path("automountServiceAccountToken"),
+				warnings = append(warnings, result.Warning{Field: t.Path("automountServiceAccountToken"),
 					Message: "replaced by true: kubectl exec needs the launcher's token"})
 			}
 			errs = appendErr(errs, mountKubectl(job, t, main))
@@ -162,7 +162,7 @@ func waitForWorkers(main *pod.Container, shell *yaml.Node, files string) *yaml.N
 // workerJob runs one pod per worker as an Indexed Job: the Job controller
 // gives pod i the hostname <job>-worker-i and replaces it when it fails,
 // once the failed pod is gone, so that two pods never share a hostname.
-func workerJob(job *Job) (*yaml.RNode, *pod.Template, []render.Warning, *field.Error) {
+func workerJob(job *Job) (*yaml.RNode, *pod.Template, []result.Warning, *field.Error) {
 	t, warnings, err := workerTemplate(job, job.Worker.RestartPolicy, "Indexed Job")
 	n := job.Worker.Replicas
 	return job.Object("batch/v1", "Job", naming.Workers(job.Name), labels.Role(job.Name, labels.RoleWorker),
@@ -179,7 +179,7 @@ func workerJob(job *Job) (*yaml.RNode, *pod.Template, []render.Warning, *field.E
 // that the launcher's Role can name the pods it may exec into, and for an
 // elastic job, whose count people, scripts and autoscalers change through
 // the scale subresource, the highest indexes leaving first.
-func workerStatefulSet(job *Job) (*yaml.RNode, *pod.Template, []render.Warning, *field.Error) {
+func workerStatefulSet(job *Job) (*yaml.RNode, *pod.Template, []result.Warning, *field.Error) {
 	// A StatefulSet restarts its pods whatever the replica's policy says.
 	t, warnings, err := workerTemplate(job, "Always", "StatefulSet")
 	return job.StatefulSet(naming.Workers(job.Name), labels.RoleWorker, job.fixedReplicas(), t), t, warnings, err
@@ -199,10 +199,10 @@ func (j *Job) fixedReplicas() *int32 {
 // mpirun reaches them with: sshd or an rsh server, or, in the KubectlExec
 // launch mode, an idle process that mpirun starts processes beside. The
 // template's own command, when it has one, runs instead.
-func workerTemplate(job *Job, restartPolicy, workload string) (*pod.Template, []render.Warning, *field.Error) {
+func workerTemplate(job *Job, restartPolicy, workload string) (*pod.Template, []result.Warning, *field.Error) {
 	t, warnings := job.podTemplate(job.Worker, labels.RoleWorker, restartPolicy)
 	if hostname := t.Remove("hostname"); hostname != nil {
-		warnings = append(warnings, render.Warning{Field: t.Path("hostname"),
+		warnings = append(warnings, result.Warning{Field: t.Path("hostname"),
 			Message: "ignored: the " + workload + " names the host of worker i " + naming.Workers(job.Name) + "-<i>"})
 	}
 	m := modeOf(job.launchMode())

@@ -10,11 +10,11 @@ package mpijob
 import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/trainfn/trainfn/render"
 	"github.com/trainfn/trainfn/render/gang"
 	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/pod"
+	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/render/workload"
 )
 
@@ -65,7 +65,7 @@ func (j *Job) cleanPodPolicyPath() *field.Path {
 
 // podTemplate starts editing a replica's template for one role of the
 // job, with the labels its operator gave that role's pods.
-func (j *Job) podTemplate(r *workload.Replica, role, restartPolicy string) (*pod.Template, []render.Warning) {
+func (j *Job) podTemplate(r *workload.Replica, role, restartPolicy string) (*pod.Template, []result.Warning) {
 	t, warnings := j.PodTemplate(r.Template, r.Path, role, restartPolicy)
 	if j.PodLabels != nil {
 		t.AddLabels(j.PodLabels(role), true)

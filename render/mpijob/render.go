@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/trainfn/trainfn/render"
 	"github.com/trainfn/trainfn/render/gang"
 	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/labels"
@@ -17,6 +16,7 @@ import (
 	"github.com/trainfn/trainfn/render/naming"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/pod"
+	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/render/workload"
 	"github.com/trainfn/trainfn/render/ynode"
 )
@@ -50,105 +50,104 @@ const (
 // maxConfigMapBytes is the most the API server stores in one object.
 const maxConfigMapBytes = 1 << 20
 
-// Render expands a job into its objects: the Services, the ConfigMap, the
-// launcher Job and, when the job has workers, their Indexed Job (or, in
-// the KubectlExec launch mode, their StatefulSet and the launcher's RBAC).
-// A gang scheduler, when one is chosen, adds what it needs.
-func Render(job *Job) (render.Output, field.ErrorList) {
-	var out render.Output
-	var errs field.ErrorList
+// Check refuses elastic bounds the job cannot keep to, and what the rsh
+// launch mode cannot run.
+func (j *Job) Check() field.ErrorList {
+	if err := checkElastic(j); err != nil {
+		return field.ErrorList{err}
+	}
+	if j.launchMode() == options.Rsh {
+		return checkRsh(j)
+	}
+	return nil
+}
 
-	if err := checkElastic(job); err != nil {
-		return render.Output{}, field.ErrorList{err}
-	}
-	if job.launchMode() == options.Rsh {
-		if errs := checkRsh(job); len(errs) > 0 {
-			return render.Output{}, errs
-		}
-	}
-	first, workers := hostList(job)
+// Build expands a job into its objects: the Services, the ConfigMap, the
+// launcher Job and, when the job has workers, their Indexed Job (or, in
+// the KubectlExec launch mode, their StatefulSet and the launcher's RBAC);
+// its gang is the launcher and the workers.
+func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
+	var out result.Output
+	var errs field.ErrorList
+	first, workers := hostList(j)
 	config := map[string]string{}
-	if job.workers() > 0 {
-		m := modeOf(job.launchMode())
+	if j.workers() > 0 {
+		m := modeOf(j.launchMode())
 		config[mpi.WaitForWorkersKey] = m.wait
-		maps.Copy(config, m.files(job))
+		maps.Copy(config, m.files(j))
 	}
 	hosts := slices.Concat(first, workers.Hosts())
-	listed := map[string]string{mpi.HostfileKey: mpi.Hostfile(job.Implementation, hosts)}
-	if job.elastic() == nil {
+	listed := map[string]string{mpi.HostfileKey: mpi.Hostfile(j.Implementation, hosts)}
+	if j.elastic() == nil {
 		// An elastic job's discovery script is the reconciler's to write.
 		listed[mpi.DiscoverHostsKey] = mpi.DiscoverHosts(hosts)
 	}
 	// Too many hosts to list in the ConfigMap: the launcher writes the
 	// same files when it starts. Not for an elastic job, whose discovery
 	// script the reconciler keeps in the ConfigMap.
-	writesHosts := dataSize(config)+dataSize(listed) > maxConfigMapBytes && job.elastic() == nil
+	writesHosts := dataSize(config)+dataSize(listed) > maxConfigMapBytes && j.elastic() == nil
 	if writesHosts {
-		config[mpi.WriteHostsKey] = mpi.WriteHosts(job.Implementation, first, workers)
+		config[mpi.WriteHostsKey] = mpi.WriteHosts(j.Implementation, first, workers)
 	} else {
 		maps.Copy(config, listed)
 	}
 	if size := dataSize(config); size > maxConfigMapBytes {
-		errs = append(errs, field.Invalid(job.workersPath(), job.workers(),
+		errs = append(errs, field.Invalid(j.workersPath(), j.workers(),
 			fmt.Sprintf("too many workers for one ConfigMap: the hostfile and scripts of this elastic job take %d bytes, the API server stores at most %d", size, maxConfigMapBytes)))
 	}
-	out.Warnings = append(out.Warnings, jobWarnings(job, len(hosts))...)
+	out.Warnings = append(out.Warnings, jobWarnings(j, len(hosts))...)
 
-	service := job.HeadlessService(naming.Service(job.Name), labels.Job(job.Name))
-	if job.launchMode() == options.Rsh {
+	service := j.HeadlessService(naming.Service(j.Name), labels.Job(j.Name))
+	if j.launchMode() == options.Rsh {
 		// in.rshd looks the client's address up before it runs anything,
 		// and the launcher connects from its init container, not ready:
 		// its reverse DNS record must exist by then. Found on a real node.
 		if err := service.PipeE(yaml.Lookup("spec"), yaml.SetField("publishNotReadyAddresses", yaml.NewRNode(ynode.Of(true)))); err != nil {
-			return render.Output{}, field.ErrorList{field.InternalError(nil, err)}
+			return result.Output{}, gang.Gang{}, field.ErrorList{field.InternalError(nil, err)}
 		}
 	}
 	out.Objects = append(out.Objects, service)
-	if mpi.LaunchesBackToLauncher(job.Implementation) {
+	if mpi.LaunchesBackToLauncher(j.Implementation) {
 		// Hydra's remote proxies dial the launcher by its short hostname,
 		// which resolves as a Service name in the namespace.
-		out.Objects = append(out.Objects, job.HeadlessService(naming.Launcher(job.Name), labels.Role(job.Name, labels.RoleLauncher)))
+		out.Objects = append(out.Objects, j.HeadlessService(naming.Launcher(j.Name), labels.Role(j.Name, labels.RoleLauncher)))
 	}
-	out.Objects = append(out.Objects, configMap(job, config))
+	out.Objects = append(out.Objects, configMap(j, config))
 
-	launcher, lt, warnings, lerrs := launcherJob(job, writesHosts)
+	launcher, lt, warnings, lerrs := launcherJob(j, writesHosts)
 	out.Objects = append(out.Objects, launcher)
 	out.Warnings = append(out.Warnings, warnings...)
 	errs = append(errs, lerrs...)
 	members := []gang.Member{{Workload: launcher, Template: lt, Pods: 1}}
 
-	if job.Worker != nil {
+	if j.Worker != nil {
 		var workers *yaml.RNode
 		var wt *pod.Template
 		var err *field.Error
-		if job.kubectlExec() || job.elastic() != nil {
-			workers, wt, warnings, err = workerStatefulSet(job)
+		if j.kubectlExec() || j.elastic() != nil {
+			workers, wt, warnings, err = workerStatefulSet(j)
 		} else {
-			workers, wt, warnings, err = workerJob(job)
+			workers, wt, warnings, err = workerJob(j)
 		}
 		errs = appendErr(errs, err)
-		if job.kubectlExec() {
-			rbac, err := launcherRBAC(job)
+		if j.kubectlExec() {
+			rbac, err := launcherRBAC(j)
 			errs = appendErr(errs, err)
 			out.Objects = append(out.Objects, rbac...)
 		}
-		if job.launchMode() == options.Rsh {
-			out.Objects = append(out.Objects, rshNetworkPolicy(job))
+		if j.launchMode() == options.Rsh {
+			out.Objects = append(out.Objects, rshNetworkPolicy(j))
 		}
-		handOff(job, workers)
+		handOff(j, workers)
 		out.Objects = append(out.Objects, workers)
 		out.Warnings = append(out.Warnings, warnings...)
-		members = append(members, gang.Member{Workload: workers, Template: wt, Pods: job.Worker.Replicas})
+		members = append(members, gang.Member{Workload: workers, Template: wt, Pods: j.Worker.Replicas})
 	}
 
-	scheduling, warnings, gerrs := gang.Render(job.Owner, job.SchedulingPolicy, job.Options.Gang, members)
-	out.Objects = append(out.Objects, scheduling...)
-	out.Warnings = append(out.Warnings, warnings...)
-	errs = append(errs, gerrs...)
 	if len(errs) > 0 {
-		return render.Output{}, errs
+		return result.Output{}, gang.Gang{}, errs
 	}
-	return out, nil
+	return out, gang.Gang{Owner: j.Owner, Policy: j.SchedulingPolicy, Members: members}, nil
 }
 
 // workerContainer names the workers' container that mpirun's processes run
@@ -218,17 +217,17 @@ func dataSize(data map[string]string) int {
 
 // jobWarnings are what a user should know about a job that renders but may
 // not run as meant.
-func jobWarnings(job *Job, hosts int) []render.Warning {
-	var warnings []render.Warning
+func jobWarnings(job *Job, hosts int) []result.Warning {
+	var warnings []result.Warning
 	warnings = append(warnings, horovodWarning(job)...)
 	if hosts == 0 {
-		warnings = append(warnings, render.Warning{
+		warnings = append(warnings, result.Warning{
 			Field:   field.NewPath("spec", "mpiReplicaSpecs"),
 			Message: "the hostfile is empty: there is no Worker and runLauncherAsWorker is false, so mpirun has no host to run on",
 		})
 	}
 	if job.Worker != nil && job.RunPolicy.CleanPodPolicy != "None" && job.RunPolicy.ActiveDeadlineSeconds == nil {
-		warnings = append(warnings, render.Warning{
+		warnings = append(warnings, result.Warning{
 			Field: job.cleanPodPolicyPath(),
 			Message: fmt.Sprintf("stopping the workers when the launcher ends (cleanPodPolicy %s) is carried out at run time by trainfn's reconciler; without it they keep running, "+
 				"until the Jobs are deleted (%s bounds them)", job.RunPolicy.CleanPodPolicy, job.deadlinePath()),

@@ -17,6 +17,7 @@ import (
 
 	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/render/options"
+	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/render/workload"
 )
 
@@ -88,9 +89,19 @@ type rendered struct {
 	objects []*yaml.RNode
 }
 
+// checkAndBuild checks and builds a job as the pipeline does, without the passes
+// every kind shares.
+func checkAndBuild(job *Job) (result.Output, field.ErrorList) {
+	if errs := job.Check(); len(errs) > 0 {
+		return result.Output{}, errs
+	}
+	out, _, errs := job.Build()
+	return out, errs
+}
+
 func renderJob(t *testing.T, job *Job) rendered {
 	t.Helper()
-	out, errs := Render(job)
+	out, errs := checkAndBuild(job)
 	require.Empty(t, errs)
 	return rendered{t: t, objects: out.Objects}
 }
@@ -312,7 +323,7 @@ func TestReservedNames(t *testing.T) {
 		"spec.mpiReplicaSpecs.Launcher.template.spec.containers[1].name":                      `{spec: {containers: [{name: l, image: i}, {name: wait-for-workers, image: i}]}}`,
 	}
 	for path, template := range tests {
-		_, errs := Render(newJob("pi").workers(1).launcherTemplate(template).obj())
+		_, errs := checkAndBuild(newJob("pi").workers(1).launcherTemplate(template).obj())
 		require.Len(t, errs, 1, path)
 		assert.Equal(t, field.ErrorTypeDuplicate, errs[0].Type)
 		assert.Equal(t, path, errs[0].Field)
@@ -382,7 +393,7 @@ func TestKubectlFromTheLauncherImage(t *testing.T) {
 }
 
 func TestKubectlExecRoleBounded(t *testing.T) {
-	_, errs := Render(newJob("pi").workers(20000).kubectlExec("d").obj())
+	_, errs := checkAndBuild(newJob("pi").workers(20000).kubectlExec("d").obj())
 	require.Len(t, errs, 1)
 	assert.Equal(t, "spec.mpiReplicaSpecs.Worker.replicas", errs[0].Field)
 	assert.Contains(t, errs[0].Detail, "use the SSH launch mode")

@@ -61,7 +61,7 @@ func TestRshModeRefusesWhatItCannotKeepSafe(t *testing.T) {
 			"spec.mpiReplicaSpecs.Worker.template.spec.securityContext"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, errs := Render(tc.job.rsh().obj())
+			_, errs := checkAndBuild(tc.job.rsh().obj())
 			require.Len(t, errs, 1)
 			assert.Equal(t, tc.field, errs[0].Field)
 		})

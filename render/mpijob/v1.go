@@ -5,12 +5,11 @@ import (
 	"slices"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/trainfn/trainfn/render"
 	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/render/options"
+	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/schemas"
 )
 
@@ -24,15 +23,13 @@ type v1Spec struct {
 // trainingOperator is the managedBy value naming training-operator.
 const trainingOperator = "kubeflow.org/training-operator"
 
-// RenderV1 renders a validated kubeflow.org/v1 MPIJob.
-func RenderV1(v *schemas.Validated, opts options.Options) (render.Output, field.ErrorList) {
+// DecodeV1 reads a validated kubeflow.org/v1 MPIJob.
+func DecodeV1(v *schemas.Validated, opts options.Options) (*Job, []result.Warning, error) {
 	job, err := fromV1(v, opts)
 	if err != nil {
-		return render.Output{}, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
+		return nil, nil, err
 	}
-	out, errs := Render(job)
-	out.Warnings = append(launchModeWarning(job, "training-operator"), out.Warnings...)
-	return render.Checked(v.Doc, out, errs)
+	return job, launchModeWarning(job, "training-operator"), nil
 }
 
 func fromV1(v *schemas.Validated, opts options.Options) (*Job, error) {
@@ -89,11 +86,11 @@ func asksForGPU(template *yaml.RNode) bool {
 
 // launchModeWarning tells users of an operator that started processes
 // through kubectl exec that trainfn uses SSH unless asked otherwise.
-func launchModeWarning(job *Job, operator string) []render.Warning {
+func launchModeWarning(job *Job, operator string) []result.Warning {
 	if job.launchMode() != options.SSH || job.Worker == nil {
 		return nil
 	}
-	return []render.Warning{{
+	return []result.Warning{{
 		Field: job.Worker.Path,
 		Message: fmt.Sprintf("%s started processes on the workers through kubectl exec; trainfn uses SSH, so the worker image needs sshd and the job the Secret %s-ssh. "+
 			"For an image without sshd, set the annotation %s: %s", operator, job.Name, options.LaunchModeAnnotation, options.KubectlExec),

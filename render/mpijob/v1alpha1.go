@@ -8,10 +8,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/trainfn/trainfn/render"
 	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/render/options"
+	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/render/workload"
 	"github.com/trainfn/trainfn/render/ynode"
 	"github.com/trainfn/trainfn/schemas"
@@ -40,18 +40,16 @@ type v1alpha1Spec struct {
 // one mpi-operator knew, and the one Kubernetes has used since 1.20.
 var controlPlaneRoles = []string{"node-role.kubernetes.io/master", "node-role.kubernetes.io/control-plane"}
 
-// RenderV1alpha1 renders a validated kubeflow.org/v1alpha1 MPIJob.
-func RenderV1alpha1(v *schemas.Validated, opts options.Options) (render.Output, field.ErrorList) {
+// DecodeV1alpha1 reads a validated kubeflow.org/v1alpha1 MPIJob.
+func DecodeV1alpha1(v *schemas.Validated, opts options.Options) (*Job, []result.Warning, error) {
 	job, warnings, err := fromV1alpha1(v, opts)
 	if err != nil {
-		return render.Output{}, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
+		return nil, nil, err
 	}
-	out, errs := Render(job)
-	out.Warnings = append(append(warnings, launchModeWarning(job, "mpi-operator v1alpha1")...), out.Warnings...)
-	return render.Checked(v.Doc, out, errs)
+	return job, append(warnings, launchModeWarning(job, "mpi-operator v1alpha1")...), nil
 }
 
-func fromV1alpha1(v *schemas.Validated, opts options.Options) (*Job, []render.Warning, error) {
+func fromV1alpha1(v *schemas.Validated, opts options.Options) (*Job, []result.Warning, error) {
 	var spec v1alpha1Spec
 	if err := v.Decode("spec", &spec); err != nil {
 		return nil, nil, fmt.Errorf("reading the defaulted spec: %w", err)
@@ -130,7 +128,7 @@ func fromV1alpha1(v *schemas.Validated, opts options.Options) (*Job, []render.Wa
 // workerCommand removes the command and arguments of the workers' first
 // container, which the template gives for the launcher, so that the
 // workers run what the launch mode needs instead, and says so.
-func workerCommand(worker *yaml.RNode, path *field.Path, opts options.Options) []render.Warning {
+func workerCommand(worker *yaml.RNode, path *field.Path, opts options.Options) []result.Warning {
 	c, err := worker.Pipe(yaml.Lookup("spec", "containers", "0"))
 	if err != nil || c == nil {
 		return nil
@@ -146,7 +144,7 @@ func workerCommand(worker *yaml.RNode, path *field.Path, opts options.Options) [
 		return nil
 	}
 	container := path.Child("spec", "containers").Index(0)
-	return []render.Warning{{Field: container.Child(cleared[0]),
+	return []result.Warning{{Field: container.Child(cleared[0]),
 		Message: "run by the launcher alone: one template serves every pod of a v1alpha1 MPIJob, and mpi-operator's workers ran sleep 365d in place of its " +
 			strings.Join(cleared, " and ") + "; here they run " + modeOf(opts.MPI.LaunchMode).serves}}
 }
@@ -184,7 +182,7 @@ func (s v1alpha1Spec) unitsPerWorker(template *yaml.RNode) int32 {
 // onControlPlane lets the launcher run on a control-plane node, as
 // launcherOnMaster asks: it tolerates their taint and requires their role.
 // Like upstream, it replaces the template's own tolerations and affinity.
-func onControlPlane(launcher *yaml.RNode, path *field.Path) ([]render.Warning, error) {
+func onControlPlane(launcher *yaml.RNode, path *field.Path) ([]result.Warning, error) {
 	tolerations := yaml.NewListRNode()
 	terms := yaml.NewListRNode()
 	for _, role := range controlPlaneRoles {
@@ -203,14 +201,14 @@ func onControlPlane(launcher *yaml.RNode, path *field.Path) ([]render.Warning, e
 	if err != nil {
 		return nil, err
 	}
-	var warnings []render.Warning
+	var warnings []result.Warning
 	for _, f := range []struct {
 		name  string
 		value *yaml.RNode
 	}{{"tolerations", tolerations}, {"affinity", affinity}} {
 		name, value := f.name, f.value
 		if old := spec.Field(name); old != nil {
-			warnings = append(warnings, render.Warning{Field: path.Child("spec", name),
+			warnings = append(warnings, result.Warning{Field: path.Child("spec", name),
 				Message: "replaced for the launcher: launcherOnMaster places it on a control-plane node"})
 		}
 		if err := spec.PipeE(yaml.SetField(name, value)); err != nil {

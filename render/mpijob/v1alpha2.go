@@ -7,9 +7,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/trainfn/trainfn/render"
 	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/render/options"
+	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/render/workload"
 	"github.com/trainfn/trainfn/schemas"
 )
@@ -37,24 +37,22 @@ type v1alpha2ReplicaSpec struct {
 	RestartPolicy *string `json:"restartPolicy"`
 }
 
-// RenderV1alpha2 renders a validated kubeflow.org/v1alpha2 MPIJob.
-func RenderV1alpha2(v *schemas.Validated, opts options.Options) (render.Output, field.ErrorList) {
+// DecodeV1alpha2 reads a validated kubeflow.org/v1alpha2 MPIJob.
+func DecodeV1alpha2(v *schemas.Validated, opts options.Options) (*Job, []result.Warning, error) {
 	job, warnings, err := fromV1alpha2(v, opts)
 	if err != nil {
-		return render.Output{}, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
+		return nil, nil, err
 	}
-	out, errs := Render(job)
-	out.Warnings = append(append(warnings, launchModeWarning(job, "mpi-operator v1alpha2")...), out.Warnings...)
-	return render.Checked(v.Doc, out, errs)
+	return job, append(warnings, launchModeWarning(job, "mpi-operator v1alpha2")...), nil
 }
 
-func fromV1alpha2(v *schemas.Validated, opts options.Options) (*Job, []render.Warning, error) {
+func fromV1alpha2(v *schemas.Validated, opts options.Options) (*Job, []result.Warning, error) {
 	var spec v1alpha2Spec
 	if err := v.Decode("spec", &spec); err != nil {
 		return nil, nil, fmt.Errorf("reading the defaulted spec: %w", err)
 	}
 	specs := map[string]workload.ReplicaSpec{}
-	var warnings []render.Warning
+	var warnings []result.Warning
 	for _, role := range slices.Sorted(maps.Keys(spec.MPIReplicaSpecs)) {
 		rs := spec.MPIReplicaSpecs[role]
 		restart, warning := v1alpha2RestartPolicy(role, rs.RestartPolicy)
@@ -73,11 +71,11 @@ func fromV1alpha2(v *schemas.Validated, opts options.Options) (*Job, []render.Wa
 		}
 		at := field.NewPath("spec", "runPolicy")
 		if r.CleanPodPolicy != nil {
-			warnings = append(warnings, render.Warning{Field: at.Child("cleanPodPolicy"),
+			warnings = append(warnings, result.Warning{Field: at.Child("cleanPodPolicy"),
 				Message: "ignored, as mpi-operator v1alpha2 ignored it: the job's clean-up is spec.cleanPodPolicy (" + spec.CleanPodPolicy + ")"})
 		}
 		if r.TTLSecondsAfterFinished != nil {
-			warnings = append(warnings, render.Warning{Field: at.Child("ttlSecondsAfterFinished"),
+			warnings = append(warnings, result.Warning{Field: at.Child("ttlSecondsAfterFinished"),
 				Message: "ignored, as mpi-operator v1alpha2 ignored it: kubeflow.org/v2beta1's runPolicy.ttlSecondsAfterFinished is rendered"})
 		}
 	}
@@ -97,7 +95,7 @@ func fromV1alpha2(v *schemas.Validated, opts options.Options) (*Job, []render.Wa
 // mpi-operator v1alpha2 gave them whatever the spec said: the launcher
 // OnFailure unless Never, the workers restarted in place (the operator's
 // StatefulSet's Always, which is OnFailure for a Job's pods).
-func v1alpha2RestartPolicy(role string, written *string) (string, []render.Warning) {
+func v1alpha2RestartPolicy(role string, written *string) (string, []result.Warning) {
 	restart := "OnFailure"
 	if role == "Launcher" && written != nil && *written == "Never" {
 		restart = "Never"
@@ -109,6 +107,6 @@ func v1alpha2RestartPolicy(role string, written *string) (string, []render.Warni
 	if role == "Worker" {
 		why = "workers restart in place, which a Job's pod does with OnFailure"
 	}
-	return restart, []render.Warning{{Field: field.NewPath("spec", "mpiReplicaSpecs", role, "restartPolicy"),
+	return restart, []result.Warning{{Field: field.NewPath("spec", "mpiReplicaSpecs", role, "restartPolicy"),
 		Message: fmt.Sprintf("replaced by %s, as mpi-operator v1alpha2 replaced it: %s", restart, why)}}
 }

@@ -3,12 +3,10 @@ package mpijob
 import (
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/util/validation/field"
-
-	"github.com/trainfn/trainfn/render"
 	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/render/options"
+	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/schemas"
 )
 
@@ -26,14 +24,10 @@ type v2beta1Spec struct {
 // Kubernetes Job controller takes here.
 const mpiOperator = "kubeflow.org/mpi-operator"
 
-// RenderV2beta1 renders a validated kubeflow.org/v2beta1 MPIJob.
-func RenderV2beta1(v *schemas.Validated, opts options.Options) (render.Output, field.ErrorList) {
+// DecodeV2beta1 reads a validated kubeflow.org/v2beta1 MPIJob.
+func DecodeV2beta1(v *schemas.Validated, opts options.Options) (*Job, []result.Warning, error) {
 	job, err := fromV2beta1(v, opts)
-	if err != nil {
-		return render.Output{}, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
-	}
-	out, errs := Render(job)
-	return render.Checked(v.Doc, out, errs)
+	return job, nil, err
 }
 
 func fromV2beta1(v *schemas.Validated, opts options.Options) (*Job, error) {

@@ -1,4 +1,4 @@
-package pytorchjob
+package pytorchjob_test
 
 import (
 	"testing"
@@ -8,5 +8,5 @@ import (
 )
 
 func FuzzPyTorchJobV1(f *testing.F) {
-	rendertest.Fuzz(f, schemas.Kind{APIVersion: "kubeflow.org/v1", Kind: "PyTorchJob"}, RenderV1)
+	rendertest.Fuzz(f, schemas.Kind{APIVersion: "kubeflow.org/v1", Kind: "PyTorchJob"})
 }

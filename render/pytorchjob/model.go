@@ -12,6 +12,7 @@ package pytorchjob
 import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/trainfn/trainfn/render/gang"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/workload"
 )
@@ -34,6 +35,8 @@ type Job struct {
 	Elastic *ElasticPolicy
 
 	RunPolicy workload.RunPolicy
+	// SchedulingPolicy is nil when the spec has none.
+	SchedulingPolicy *gang.Policy
 
 	// Scaling is nil unless the worker count changes at run time, within
 	// these bounds; the workers then run as a StatefulSet.

@@ -7,98 +7,102 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/trainfn/trainfn/render"
+	"github.com/trainfn/trainfn/render/gang"
 	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/render/naming"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/pod"
+	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/render/workload"
 	"github.com/trainfn/trainfn/render/ynode"
 )
 
-// Render expands a job into its objects: the Services, the master's Job and
-// the workers' Jobs.
-func Render(job *Job) (render.Output, field.ErrorList) {
-	if errs := job.check(); len(errs) > 0 {
-		return render.Output{}, errs
-	}
-	var out render.Output
-	out.Warnings = jobWarnings(job)
+// Build expands a job into its objects: the Services, the master's Job and
+// the workers' Jobs or StatefulSet; its gang is the master and the workers.
+func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
+	var out result.Output
+	g := gang.Gang{Owner: j.Owner, Policy: j.SchedulingPolicy}
+	out.Warnings = jobWarnings(j)
 
 	// Templates first: the ports they declare go into every pod's
 	// environment.
 	var master, worker *pod.Template
 	var p ports
-	if job.Master != nil {
-		var warnings []render.Warning
-		master, warnings = template(job, job.Master, labels.RoleMaster)
+	if j.Master != nil {
+		var warnings []result.Warning
+		master, warnings = template(j, j.Master, labels.RoleMaster)
 		out.Warnings = append(out.Warnings, warnings...)
 		p.master, _ = master.Container(pytorchContainer).Port(portName)
 	}
-	if job.Worker != nil {
-		var warnings []render.Warning
-		worker, warnings = template(job, job.Worker, labels.RoleWorker)
+	if j.Worker != nil {
+		var warnings []result.Warning
+		worker, warnings = template(j, j.Worker, labels.RoleWorker)
 		out.Warnings = append(out.Warnings, warnings...)
 		p.worker, _ = worker.Container(pytorchContainer).Port(portName)
 	}
 
-	out.Objects = append(out.Objects, job.services()...)
+	out.Objects = append(out.Objects, j.services()...)
 	if master != nil {
-		out.Warnings = append(out.Warnings, dropHostname(master, "the Indexed Job names the master's host "+naming.MasterHostname(job.Name))...)
+		out.Warnings = append(out.Warnings, dropHostname(master, "the Indexed Job names the master's host "+naming.MasterHostname(j.Name))...)
 		master.AddLabels(map[string]string{labels.ReplicaIndex: "0"}, true)
-		setEnv(master, job.env(p, 0))
-		out.Objects = append(out.Objects, job.Object("batch/v1", "Job", naming.Master(job.Name), labels.Role(job.Name, labels.RoleMaster),
-			"spec", jobSpec(job, job.Master, append(indexed(1), "template", master.Node())...)))
+		setEnv(master, j.env(p, 0))
+		m := j.Object("batch/v1", "Job", naming.Master(j.Name), labels.Role(j.Name, labels.RoleMaster),
+			"spec", jobSpec(j, j.Master, append(indexed(1), "template", master.Node())...))
+		out.Objects = append(out.Objects, m)
+		g.Members = append(g.Members, gang.Member{Workload: m, Template: master, Pods: 1})
 	}
 	if worker == nil {
-		return out, nil
+		return out, g, nil
 	}
-	out.Warnings = append(out.Warnings, dropHostname(worker, "worker i's host is "+naming.Workers(job.Name)+"-<i>")...)
-	if host, name := job.waitsFor(); host != "" {
+	out.Warnings = append(out.Warnings, dropHostname(worker, "worker i's host is "+naming.Workers(j.Name)+"-<i>")...)
+	if host, name := j.waitsFor(); host != "" {
 		if err := worker.AddInitContainer(waitFor(name, host, worker.Container(pytorchContainer))); err != nil {
-			return render.Output{}, field.ErrorList{err}
+			return result.Output{}, gang.Gang{}, field.ErrorList{err}
 		}
 	}
-	if job.ranksPerWorker() {
-		for i := range int(job.Worker.Replicas) {
+	if j.ranksPerWorker() {
+		for i := range int(j.Worker.Replicas) {
 			t := worker.Copy()
-			t.Set("hostname", ynode.String(naming.WorkerHostname(job.Name, i)))
+			t.Set("hostname", ynode.String(naming.WorkerHostname(j.Name, i)))
 			t.AddLabels(map[string]string{labels.ReplicaIndex: strconv.Itoa(i)}, true)
-			setEnv(t, job.env(p, i+1))
-			workers := job.Object("batch/v1", "Job", naming.WorkerHostname(job.Name, i), labels.Role(job.Name, labels.RoleWorker),
-				"spec", jobSpec(job, job.Worker,
+			setEnv(t, j.env(p, i+1))
+			workers := j.Object("batch/v1", "Job", naming.WorkerHostname(j.Name, i), labels.Role(j.Name, labels.RoleWorker),
+				"spec", jobSpec(j, j.Worker,
 					"completions", 1,
 					"parallelism", 1,
 					"podReplacementPolicy", "Failed",
 					"template", t.Node()))
-			job.handOff(workers)
+			j.handOff(workers)
 			out.Objects = append(out.Objects, workers)
+			g.Members = append(g.Members, gang.Member{Workload: workers, Template: t, Pods: 1})
 		}
-	} else if job.scaledAtRunTime() {
-		setEnv(worker, job.env(p, noRank))
-		workers := job.StatefulSet(naming.Workers(job.Name), labels.RoleWorker, nil, worker)
-		job.handOff(workers)
+	} else if j.scaledAtRunTime() {
+		setEnv(worker, j.env(p, noRank))
+		workers := j.StatefulSet(naming.Workers(j.Name), labels.RoleWorker, nil, worker)
+		j.handOff(workers)
 		out.Objects = append(out.Objects, workers)
-		if hpa := job.autoscaler(); hpa != nil {
+		g.Members = append(g.Members, gang.Member{Workload: workers, Template: worker, Pods: j.Worker.Replicas})
+		if hpa := j.autoscaler(); hpa != nil {
 			out.Objects = append(out.Objects, hpa)
 		}
 	} else {
-		setEnv(worker, job.env(p, noRank))
-		n := job.Worker.Replicas
+		setEnv(worker, j.env(p, noRank))
+		n := j.Worker.Replicas
 		fields := indexed(n)
-		if job.Elastic != nil {
+		if j.Elastic != nil {
 			// Agents leave the rendezvous together (torchrun's exit
 			// barrier), so one that succeeds means training is over; an
 			// index scaled away, or never started, does not hold the Job.
 			fields = append(fields, "successPolicy", ynode.Map("rules", ynode.Seq(ynode.Map("succeededCount", 1))))
 		}
-		workers := job.Object("batch/v1", "Job", naming.Workers(job.Name), labels.Role(job.Name, labels.RoleWorker),
-			"spec", jobSpec(job, job.Worker, append(fields, "template", worker.Node())...))
-		job.handOff(workers)
+		workers := j.Object("batch/v1", "Job", naming.Workers(j.Name), labels.Role(j.Name, labels.RoleWorker),
+			"spec", jobSpec(j, j.Worker, append(fields, "template", worker.Node())...))
+		j.handOff(workers)
 		out.Objects = append(out.Objects, workers)
+		g.Members = append(g.Members, gang.Member{Workload: workers, Template: worker, Pods: n})
 	}
-	return out, nil
+	return out, g, nil
 }
 
 // handOff annotates a workers' workload with what the reconciler needs at
@@ -135,8 +139,8 @@ func (j *Job) autoscaler() *yaml.RNode {
 			"metrics", yaml.CopyYNode(j.Elastic.Metrics)))
 }
 
-// check reports what the schema guarantees and rendering relies on.
-func (j *Job) check() field.ErrorList {
+// Check reports what the schema cannot say and rendering relies on.
+func (j *Job) Check() field.ErrorList {
 	var errs field.ErrorList
 	specs := field.NewPath("spec", "pytorchReplicaSpecs")
 	if j.Elastic != nil && j.Worker == nil {
@@ -202,7 +206,7 @@ func indexed(n int32) []any {
 
 // template prepares a replica's pod template: labels, restart policy, DNS
 // and the pytorch container's port.
-func template(job *Job, r *workload.Replica, role string) (*pod.Template, []render.Warning) {
+func template(job *Job, r *workload.Replica, role string) (*pod.Template, []result.Warning) {
 	restart := r.RestartPolicy
 	if role == labels.RoleWorker && job.scaledAtRunTime() {
 		// A StatefulSet restarts its pods, whatever the replica says.
@@ -298,40 +302,40 @@ func setEnv(t *pod.Template, env []envVar) {
 }
 
 // dropHostname removes a hostname the template sets: the Job names the host.
-func dropHostname(t *pod.Template, why string) []render.Warning {
+func dropHostname(t *pod.Template, why string) []result.Warning {
 	if t.Remove("hostname") == nil {
 		return nil
 	}
-	return []render.Warning{{Field: t.Path("hostname"), Message: "ignored: " + why}}
+	return []result.Warning{{Field: t.Path("hostname"), Message: "ignored: " + why}}
 }
 
 // jobWarnings are what a user should know about a job that renders but may
 // not run as meant.
-func jobWarnings(job *Job) []render.Warning {
-	var warnings []render.Warning
+func jobWarnings(job *Job) []result.Warning {
+	var warnings []result.Warning
 	if e := job.Elastic; e != nil {
 		if e.Metrics != nil && job.Scaling == nil {
-			warnings = append(warnings, render.Warning{
+			warnings = append(warnings, result.Warning{
 				Field: field.NewPath("spec", "elasticPolicy", "metrics"),
 				Message: "no autoscaler is rendered: the worker count is fixed unless the job sets the annotation " +
 					options.ElasticWorkersAnnotation + " (MIN:MAX), which runs the workers as a StatefulSet an autoscaler can scale",
 			})
 		}
 		if n := job.Worker.Replicas; n < e.MinReplicas || n > e.MaxReplicas {
-			warnings = append(warnings, render.Warning{
+			warnings = append(warnings, result.Warning{
 				Field: field.NewPath("spec", "pytorchReplicaSpecs", "Worker", "replicas"),
 				Message: fmt.Sprintf("%d workers start, outside elasticPolicy's [%d, %d]: torchrun waits for at least %d and admits at most %d",
 					n, e.MinReplicas, e.MaxReplicas, e.MinReplicas, e.MaxReplicas),
 			})
 		}
 		if e.Standalone && (job.replicas() > 1 || e.MaxReplicas > 1) {
-			warnings = append(warnings, render.Warning{
+			warnings = append(warnings, result.Warning{
 				Field:   field.NewPath("spec", "elasticPolicy", "standalone"),
 				Message: "each pod's torchrun meets only itself on its own localhost (--standalone): every pod of the job, and any worker added later, trains alone",
 			})
 		}
 		if job.Master != nil {
-			warnings = append(warnings, render.Warning{
+			warnings = append(warnings, result.Warning{
 				Field: field.NewPath("spec", "pytorchReplicaSpecs", "Worker"),
 				Message: "workers of an elastic job get no RANK or PET_NODE_RANK: they run as one Indexed Job, " +
 					"and torchrun's rendezvous assigns their ranks",
@@ -339,7 +343,7 @@ func jobWarnings(job *Job) []render.Warning {
 		}
 	}
 	if job.RunPolicy.CleanPodPolicy != "None" && job.RunPolicy.ActiveDeadlineSeconds == nil {
-		warnings = append(warnings, render.Warning{
+		warnings = append(warnings, result.Warning{
 			Field: field.NewPath("spec", "runPolicy", "cleanPodPolicy"),
 			Message: job.RunPolicy.CleanPodPolicy + " is carried out at run time by trainfn's reconciler; without it the other pods keep running " +
 				"after the job ends, until the Jobs are deleted (runPolicy.activeDeadlineSeconds bounds them)",

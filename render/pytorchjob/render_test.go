@@ -18,12 +18,22 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
-	"github.com/trainfn/trainfn/render"
+	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/render/workload"
 )
 
 // jobBuilder builds the renderer's input the way a test reads best.
 type jobBuilder struct{ job Job }
+
+// checkAndBuild checks and builds a job as the pipeline does, without the
+// passes every kind shares.
+func checkAndBuild(job *Job) (result.Output, field.ErrorList) {
+	if errs := job.Check(); len(errs) > 0 {
+		return result.Output{}, errs
+	}
+	out, _, errs := job.Build()
+	return out, errs
+}
 
 func newJob(name string) *jobBuilder {
 	return &jobBuilder{job: Job{
@@ -62,7 +72,7 @@ func (b *jobBuilder) elastic(minR, maxR int32) *jobBuilder {
 // render renders the job and reads back its Jobs by name.
 func (b *jobBuilder) render(t *testing.T) map[string]*batchv1.Job {
 	t.Helper()
-	out, errs := Render(&b.job)
+	out, errs := checkAndBuild(&b.job)
 	require.Empty(t, errs)
 	jobs := map[string]*batchv1.Job{}
 	for _, o := range out.Objects {
@@ -165,7 +175,7 @@ func TestElasticRendezvousDefaultsToWorkerZerosPort(t *testing.T) {
 }
 
 func TestServicesNameMasterAndRendezvous(t *testing.T) {
-	out, errs := Render(&newJob("e").master().workers(2).elastic(1, 2).job)
+	out, errs := checkAndBuild(&newJob("e").master().workers(2).elastic(1, 2).job)
 	require.Empty(t, errs)
 	services := map[string]map[string]string{}
 	for _, o := range out.Objects {
@@ -251,7 +261,7 @@ func TestElasticKeepsAWrittenNprocPerNode(t *testing.T) {
 }
 
 func TestElasticWarnsWhenStartingOutsideItsBounds(t *testing.T) {
-	out, errs := Render(&newJob("e").workers(5).elastic(1, 3).job)
+	out, errs := checkAndBuild(&newJob("e").workers(5).elastic(1, 3).job)
 	require.Empty(t, errs)
 	require.Len(t, out.Warnings, 1)
 	assert.Equal(t, "spec.pytorchReplicaSpecs.Worker.replicas", out.Warnings[0].Field.String())
@@ -272,7 +282,7 @@ func TestStandalone(t *testing.T) {
 	} {
 		b := newJob("e").workers(tc.workers).elastic(tc.min, tc.max)
 		b.job.Elastic.Standalone = true
-		out, errs := Render(&b.job)
+		out, errs := checkAndBuild(&b.job)
 		at := "spec.elasticPolicy.standalone"
 		if tc.refused {
 			require.Len(t, errs, 1, "%+v", tc)
@@ -280,7 +290,7 @@ func TestStandalone(t *testing.T) {
 			continue
 		}
 		require.Empty(t, errs, "%+v", tc)
-		warned := slices.ContainsFunc(out.Warnings, func(w render.Warning) bool { return w.Field.String() == at })
+		warned := slices.ContainsFunc(out.Warnings, func(w result.Warning) bool { return w.Field.String() == at })
 		assert.Equal(t, tc.warned, warned, "%+v", tc)
 	}
 }
@@ -288,7 +298,7 @@ func TestStandalone(t *testing.T) {
 func TestTemplateMayNotTakeTheWaitContainersName(t *testing.T) {
 	b := newJob("j").master().workers(1)
 	b.job.Worker.Template = yaml.MustParse(`{spec: {initContainers: [{name: wait-for-master, image: x:1}], containers: [{name: pytorch, image: t:1}]}}`)
-	out, errs := Render(&b.job)
+	out, errs := checkAndBuild(&b.job)
 	require.Len(t, errs, 1)
 	assert.Equal(t, "spec.pytorchReplicaSpecs.Worker.template.spec.initContainers[0].name", errs[0].Field)
 	assert.Empty(t, out.Objects, "nothing half rendered")
@@ -297,9 +307,9 @@ func TestTemplateMayNotTakeTheWaitContainersName(t *testing.T) {
 func TestUncheckedInputIsAnErrorNotAPanic(t *testing.T) {
 	b := newJob("j").workers(1)
 	b.job.Worker.Template = yaml.MustParse(`{spec: {containers: [{name: trainer, image: t:1}]}}`)
-	_, errs := Render(&b.job)
+	_, errs := checkAndBuild(&b.job)
 	require.Len(t, errs, 1)
-	_, errs = Render(&newJob("e").elastic(1, 2).job)
+	_, errs = checkAndBuild(&newJob("e").elastic(1, 2).job)
 	require.Len(t, errs, 1)
 }
 

@@ -3,11 +3,11 @@ package pytorchjob
 import (
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/trainfn/trainfn/render"
+	"github.com/trainfn/trainfn/render/gang"
 	"github.com/trainfn/trainfn/render/options"
+	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/render/workload"
 	"github.com/trainfn/trainfn/schemas"
 )
@@ -30,30 +30,32 @@ type v1Spec struct {
 // place the Kubernetes Job controller takes here.
 const trainingOperator = "kubeflow.org/training-operator"
 
-// RenderV1 renders a validated kubeflow.org/v1 PyTorchJob.
-func RenderV1(v *schemas.Validated, opts options.Options) (render.Output, field.ErrorList) {
-	job, warnings, err := fromV1(v)
+// DecodeV1 reads a validated kubeflow.org/v1 PyTorchJob.
+func DecodeV1(v *schemas.Validated, opts options.Options) (*Job, []result.Warning, error) {
+	job, err := fromV1(v)
 	if err != nil {
-		return render.Output{}, field.ErrorList{field.InternalError(field.NewPath("spec"), err)}
+		return nil, nil, err
 	}
 	job.Scaling = opts.ElasticWorkers
-	out, errs := Render(job)
-	out.Warnings = append(warnings, out.Warnings...)
-	return render.Checked(v.Doc, out, errs)
+	return job, nil, nil
 }
 
-func fromV1(v *schemas.Validated) (*Job, []render.Warning, error) {
+func fromV1(v *schemas.Validated) (*Job, error) {
 	var spec v1Spec
 	if err := v.Decode("spec", &spec); err != nil {
-		return nil, nil, fmt.Errorf("reading the defaulted spec: %w", err)
+		return nil, fmt.Errorf("reading the defaulted spec: %w", err)
 	}
 	owner, err := workload.OwnerOf(v.Doc)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	replicas, err := workload.Replicas(v.Doc, spec.PyTorchReplicaSpecs, "pytorchReplicaSpecs", "Master", "Worker")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
+	}
+	policy, err := gang.PolicyOf(v)
+	if err != nil {
+		return nil, err
 	}
 	written, _ := v.Doc.Pipe(yaml.Lookup("spec", "nprocPerNode"))
 	job := &Job{
@@ -63,6 +65,7 @@ func fromV1(v *schemas.Validated) (*Job, []render.Warning, error) {
 		NprocPerNode:        spec.NprocPerNode,
 		NprocPerNodeWritten: written != nil,
 		RunPolicy:           spec.RunPolicy.Policy(trainingOperator),
+		SchedulingPolicy:    policy,
 	}
 	if e := spec.ElasticPolicy; e != nil {
 		// The schema requires a Worker with an elastic policy.
@@ -74,7 +77,7 @@ func fromV1(v *schemas.Validated) (*Job, []render.Warning, error) {
 		job.Elastic = &elastic
 	}
 
-	return job, workload.SpecWarnings(v.Doc), nil
+	return job, nil
 }
 
 // bounds are the elastic job's minimum and maximum worker counts as

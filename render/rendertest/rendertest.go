@@ -13,46 +13,40 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/trainfn/trainfn/render"
-	"github.com/trainfn/trainfn/render/gitops"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/schemas"
 	"github.com/trainfn/trainfn/test/testtool"
 )
 
-// Renderer renders a validated document of one kind, as the front ends
-// call it.
-type Renderer func(*schemas.Validated, options.Options) (render.Output, field.ErrorList)
-
-// Fuzz runs renderer on documents of kind, seeded with the golden
-// documents of that kind (of every apiVersion, so one version's fields
-// meet another's schema). Each document is forced to kind and validated
-// first, as the front ends do: a renderer only ever sees what its schema
-// accepted, and what it rejects is schemas' own target's business.
+// Fuzz renders documents of kind through the pipeline, seeded with the
+// golden documents of that kind (of every apiVersion, so one version's
+// fields meet another's schema). Each document is forced to kind first;
+// what its schema rejects is schemas' own target's business.
 //
 // Every accepted document renders the same on every run. A render that
-// succeeds gives objects that are written and read back as they are, that
-// the render digest can stamp, and that Kubernetes' own types decode
-// strictly; a render that fails says why for each error, none of them an
-// internal error, which would mean the schema let through what the
-// renderer cannot read.
-func Fuzz(f *testing.F, kind schemas.Kind, renderer Renderer) {
+// succeeds gives objects that are written and read back as they are and
+// that Kubernetes' own types decode strictly; a render that fails says why
+// for each error, none of them an internal error, which would mean the
+// schema let through what the kind cannot read.
+func Fuzz(f *testing.F, kind schemas.Kind) {
+	k, ok := render.Lookup(kind)
+	require.True(f, ok, "trainfn does not expand %s", kind)
 	for _, doc := range testtool.GoldenDocuments(f, kind.Kind) {
 		f.Add(doc)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		first, accepted := renderText(t, kind, renderer, text)
+		first, accepted := renderText(t, k, text)
 		if !accepted {
 			return
 		}
 		// Go randomizes map order on every range: a second run from a
 		// fresh parse catches output that depends on it.
-		again, _ := renderText(t, kind, renderer, text)
+		again, _ := renderText(t, k, text)
 		require.Equal(t, first, again, "the same document renders to the same bytes")
 	})
 }
@@ -65,8 +59,8 @@ type rendered struct {
 }
 
 // renderText renders text as a document of kind; false when it is no
-// document the renderer would see.
-func renderText(t *testing.T, kind schemas.Kind, renderer Renderer, text string) (rendered, bool) {
+// document of the kind its schema accepts.
+func renderText(t *testing.T, kind render.Kind, text string) (rendered, bool) {
 	t.Helper()
 	doc, err := yaml.Parse(text)
 	if err != nil || doc.YNode().Kind != yaml.MappingNode {
@@ -75,53 +69,42 @@ func renderText(t *testing.T, kind schemas.Kind, renderer Renderer, text string)
 	if err := doc.PipeE(yaml.SetField("apiVersion", yaml.NewStringRNode(kind.APIVersion))); err != nil {
 		return rendered{}, false
 	}
-	if err := doc.PipeE(yaml.SetField("kind", yaml.NewStringRNode(kind.Kind))); err != nil {
+	if err := doc.PipeE(yaml.SetField("kind", yaml.NewStringRNode(kind.Kind.Kind))); err != nil {
 		return rendered{}, false
 	}
-	valid, problems := schemas.Validate(doc)
+	valid, problems := schemas.Validate(doc, kind.Schema)
 	require.True(t, (valid == nil) != (len(problems) == 0), "a document is either accepted or rejected with problems: %v", problems)
 	if valid == nil {
 		return rendered{}, false
 	}
-	opts, errs := options.Default.ForJob(doc.GetAnnotations())
-	if len(errs) > 0 {
-		requireReasons(t, doc, errs)
-		return rendered{}, false
-	}
 
-	out, errs := renderer(valid, opts)
+	objects, found := render.Registry{kind}.Render(doc, options.Default, validator)
 	var r rendered
-	for _, w := range out.Warnings {
+	for _, w := range found.Warnings {
 		require.NotEmpty(t, w.Message, "a warning at %s says nothing", w.Field)
-		r.Warnings = append(r.Warnings, w.Field.String()+": "+w.Message)
+		r.Warnings = append(r.Warnings, w.Field+": "+w.Message)
 	}
-	if len(errs) > 0 {
-		requireReasons(t, doc, errs)
-		for _, e := range errs {
-			r.Errors = append(r.Errors, e.Error())
+	if len(found.Errors) > 0 {
+		require.Empty(t, objects, "a job that fails to render gives no object")
+		for _, e := range found.Errors {
+			require.NotContains(t, e.Message, "Internal error", "an accepted document fails inside the renderer: %s: %s", e.Field, e.Message)
+			require.NotEmpty(t, e.Message, "an error at %s says nothing", e.Field)
+			r.Errors = append(r.Errors, e.Field+": "+e.Message)
 		}
 		return r, true
 	}
 
-	require.NotEmpty(t, out.Objects, "a job that renders gives objects")
-	require.NoError(t, gitops.Stamp(out.Objects), "the render digest stamps every rendered object")
-	r.Objects = requireRoundTrip(t, out.Objects)
-	for _, o := range out.Objects {
+	require.NotEmpty(t, objects, "a job that renders gives objects")
+	r.Objects = requireRoundTrip(t, objects)
+	for _, o := range objects {
 		requireKubernetesObject(t, o)
 	}
 	return r, true
 }
 
-// requireReasons checks that every error says what is wrong, at a field
-// the front ends can place in the document.
-func requireReasons(t *testing.T, doc *yaml.RNode, errs field.ErrorList) {
-	t.Helper()
-	for _, e := range errs {
-		require.NotEqual(t, field.ErrorTypeInternal, e.Type, "an accepted document fails inside the renderer: %v", e)
-		require.NotEmpty(t, e.ErrorBody(), "an error at %s says nothing", e.Field)
-		schemas.Position(doc, e.Field)
-	}
-}
+// validator is the fuzz targets' own: a fuzz worker runs one input at a
+// time.
+var validator = schemas.NewValidator()
 
 // requireRoundTrip writes objects as one stream and reads them back: each
 // is read as it was written. It returns the stream.

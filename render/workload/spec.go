@@ -5,8 +5,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
-
-	"github.com/trainfn/trainfn/render"
 )
 
 // Replica is one kind of pod of a job.
@@ -51,16 +49,4 @@ func OwnerOf(doc *yaml.RNode) (Owner, error) {
 		return Owner{}, err
 	}
 	return Owner{Name: meta.Name, Namespace: meta.Namespace, Labels: meta.Labels, Annotations: meta.Annotations}, nil
-}
-
-// SpecWarnings are what every Kubeflow job spec may ask that is validated
-// but not rendered yet.
-func SpecWarnings(doc *yaml.RNode) []render.Warning {
-	if policy, _ := doc.Pipe(yaml.Lookup("spec", "runPolicy", "schedulingPolicy")); policy != nil {
-		return []render.Warning{{
-			Field:   field.NewPath("spec", "runPolicy", "schedulingPolicy"),
-			Message: "gang scheduling is not rendered yet: the policy is validated, then ignored",
-		}}
-	}
-	return nil
 }

@@ -8,14 +8,16 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/trainfn/trainfn/render"
 	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/render/naming"
+	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/pod"
+	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/render/ynode"
 )
 
@@ -41,7 +43,7 @@ func (o Owner) Object(apiVersion, kind, name string, own map[string]string, spec
 		namespace = &o.Namespace
 	}
 	var annotations *yaml.Node
-	if inherited := render.InheritedAnnotations(o.Annotations); len(inherited) > 0 {
+	if inherited := InheritedAnnotations(o.Annotations); len(inherited) > 0 {
 		annotations = ynode.StringMap(inherited)
 	}
 	meta := ynode.Map("name", name, "namespace", namespace, "labels", ynode.StringMap(lbls), "annotations", annotations)
@@ -58,11 +60,11 @@ func (o Owner) HeadlessService(name string, selector map[string]string) *yaml.RN
 
 // PodTemplate starts editing a replica's template for one role of the job:
 // labels, restart policy and the DNS settings every pod of the job shares.
-func (o Owner) PodTemplate(template *yaml.RNode, path *field.Path, role, restartPolicy string) (*pod.Template, []render.Warning) {
+func (o Owner) PodTemplate(template *yaml.RNode, path *field.Path, role, restartPolicy string) (*pod.Template, []result.Warning) {
 	t := pod.NewTemplate(template, path)
 	t.AddLabels(o.Labels, false)
 	t.AddLabels(labels.Role(o.Name, role), true)
-	var warnings []render.Warning
+	var warnings []result.Warning
 	warnings = append(warnings, Overridden(t, "restartPolicy", restartPolicy, "the replica's restartPolicy applies")...)
 	warnings = append(warnings, Overridden(t, "subdomain", naming.Service(o.Name), "the job's Service names its pods")...)
 	if t.Bool("hostNetwork") {
@@ -75,12 +77,12 @@ func (o Owner) PodTemplate(template *yaml.RNode, path *field.Path, role, restart
 
 // Overridden sets a pod spec field trainfn owns, warning when the template
 // had set it to something else.
-func Overridden(t *pod.Template, name, value, why string) []render.Warning {
+func Overridden(t *pod.Template, name, value, why string) []result.Warning {
 	replaced := t.Set(name, ynode.String(value))
 	if replaced == nil || replaced.Value == value {
 		return nil
 	}
-	return []render.Warning{{Field: t.Path(name), Message: fmt.Sprintf("replaced by %s: %s", value, why)}}
+	return []result.Warning{{Field: t.Path(name), Message: fmt.Sprintf("replaced by %s: %s", value, why)}}
 }
 
 // StatefulSet runs the pods of one role of the job under the job's
@@ -113,4 +115,32 @@ func Annotate(obj *yaml.RNode, annotations map[string]string) {
 		v.Style = yaml.DoubleQuotedStyle
 		node.Content = append(node.Content, ynode.String(k), v)
 	}
+}
+
+// managementPrefixes mark annotations that belong to the tools moving a
+// document around (kustomize, kpt, kubectl) or configure trainfn's render,
+// not to the job. Carried onto the objects, they would also enter the
+// job's render digest, so that rearranging a kustomization (kustomize's
+// buildMetadata records the transformers a document went through) would
+// restart the job.
+var managementPrefixes = []string{
+	"config.kubernetes.io/",
+	"alpha.config.kubernetes.io/",
+	"internal.config.kubernetes.io/",
+	"config.k8s.io/",
+	"kustomize.config.k8s.io/",
+	"kubectl.kubernetes.io/",
+	options.AnnotationPrefix,
+}
+
+// InheritedAnnotations are the job's annotations its rendered objects carry:
+// all but those of the tools that handled the job's document.
+func InheritedAnnotations(annotations map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range annotations {
+		if !slices.ContainsFunc(managementPrefixes, func(p string) bool { return strings.HasPrefix(k, p) }) {
+			out[k] = v
+		}
+	}
+	return out
 }

@@ -43,7 +43,7 @@ type Set struct {
 // Build converts the schemas of the kinds given, or of every kind.
 func Build(kinds ...schemas.Kind) (*Set, error) {
 	if len(kinds) == 0 {
-		kinds = schemas.Kinds()
+		kinds = allKinds()
 	}
 	kinds = slices.Clone(kinds)
 	SortKinds(kinds)
@@ -51,7 +51,11 @@ func Build(kinds ...schemas.Kind) (*Set, error) {
 	c := newConverter()
 	set := &Set{kinds: kinds, roots: map[schemas.Kind]*Schema{}}
 	for _, k := range kinds {
-		def, err := schemas.Definition(k)
+		at, err := schemaOf(k)
+		if err != nil {
+			return nil, err
+		}
+		def, err := schemas.Definition(at)
 		if err != nil {
 			return nil, err
 		}

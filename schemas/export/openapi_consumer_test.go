@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/schemas/export"
+	"github.com/trainfn/trainfn/test/testtool"
 )
 
 // TestOpenAPIReadByKubernetes reads the OpenAPI document with Kubernetes'
@@ -42,8 +43,8 @@ func TestOpenAPIReadByKubernetes(t *testing.T) {
 	}
 	for _, spec := range []string{
 		filepath.Join("..", "..", "examples", "jobs", "pi.yaml"),
-		filepath.Join("..", "..", "testdata", "training-operator-pytorch-elastic-imagenet", "input.yaml"),
-		filepath.Join("..", "..", "testdata", "di-orchestrator-head-atari-dqn-dist", "input.yaml"),
+		testtool.GoldenInput(t, "training-operator-pytorch-elastic-imagenet"),
+		testtool.GoldenInput(t, "di-orchestrator-head-atari-dqn-dist"),
 	} {
 		b, err := os.ReadFile(spec)
 		require.NoError(t, err)

@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -13,18 +12,15 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/trainfn/trainfn/test/cluster"
+	"github.com/trainfn/trainfn/test/testtool"
 )
 
 // renderedOutputs are the outputs trainfn's own tests pin: every golden
 // case's expected output and every example's, by a name for the test.
 func renderedOutputs(t *testing.T) map[string]string {
 	outputs := map[string]string{}
-	cases, err := filepath.Glob("../../testdata/*/expected.yaml")
-	require.NoError(t, err)
-	for _, path := range cases {
-		if info, err := os.Stat(path); err == nil && info.Size() > 0 {
-			outputs["testdata/"+filepath.Base(filepath.Dir(path))] = path
-		}
+	for _, path := range testtool.GoldenOutputs(t) {
+		outputs["testdata/"+filepath.Base(filepath.Dir(path))] = path
 	}
 	examples, err := filepath.Glob("../../examples/*/*/.expected/output.yaml")
 	require.NoError(t, err)
@@ -87,7 +83,7 @@ func TestAcceptance(t *testing.T) {
 // would, a container without its required image, and expects both routes
 // to be refused: the suite above would fail on such output.
 func TestAcceptanceCanFail(t *testing.T) {
-	objs, err := cluster.ReadObjects("../../testdata/mpi-operator-pi/expected.yaml")
+	objs, err := cluster.ReadObjects(filepath.Join(testtool.GoldenDir(t, "mpi-operator-pi"), "expected.yaml"))
 	require.NoError(t, err)
 	broken := 0
 	for _, obj := range objs {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/trainfn/trainfn/test/cluster"
+	"github.com/trainfn/trainfn/test/testtool"
 )
 
 // TestKubectlExecLauncherRBAC applies what an MPIJob in the KubectlExec
@@ -27,7 +29,7 @@ import (
 // whichever namespace it is applied to.
 func TestKubectlExecLauncherRBAC(t *testing.T) {
 	t.Parallel()
-	const path = "../../testdata/mpijob-kubectl-exec/expected.yaml"
+	path := filepath.Join(testtool.GoldenDir(t, "mpijob-kubectl-exec"), "expected.yaml")
 	objs, err := cluster.ReadObjects(path)
 	require.NoError(t, err)
 	ns, other := kube.Namespace(t), kube.Namespace(t)

@@ -10,28 +10,68 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 )
 
-// GoldenCase is a case of testdata/: the stream trainfn render reads and,
-// for a case run as a KRM function, its function config.
+// GoldenCase is a golden case: the stream trainfn render reads and, for a
+// case run as a KRM function, its function config.
 type GoldenCase struct {
-	Name  string
+	Name string
+	// Dir is the case's folder.
+	Dir   string
 	Input []byte
 	// Config is nil when the case has no config.yaml.
 	Config []byte
+}
+
+// goldenRoots are where golden cases live: each kind's package keeps its
+// own, by version (render/<kind>/testdata/<version>/<case>), and the front
+// end the few that are about streams and the KRM function
+// (functions/testdata/<case>).
+var goldenRoots = []string{
+	filepath.Join("render", "*", "testdata", "*", "*"),
+	filepath.Join("functions", "testdata", "*"),
+}
+
+// GoldenDirs are the folders of every golden case, sorted.
+func GoldenDirs(t testing.TB) []string {
+	t.Helper()
+	var dirs []string
+	for _, root := range goldenRoots {
+		inputs, err := filepath.Glob(filepath.Join(repoRoot(), root, "input.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, input := range inputs {
+			dirs = append(dirs, filepath.Dir(input))
+		}
+	}
+	if len(dirs) == 0 {
+		t.Fatalf("no golden cases under %v", goldenRoots)
+	}
+	slices.Sort(dirs)
+	return dirs
+}
+
+// GoldenDir is the folder of the golden case of this name.
+func GoldenDir(t testing.TB, name string) string {
+	t.Helper()
+	for _, dir := range GoldenDirs(t) {
+		if filepath.Base(dir) == name {
+			return dir
+		}
+	}
+	t.Fatalf("no golden case %s", name)
+	return ""
 }
 
 // GoldenCases reads every golden case, for tests that start from
 // reviewed inputs, as fuzz targets do for their seeds.
 func GoldenCases(t testing.TB) []GoldenCase {
 	t.Helper()
-	inputs, err := filepath.Glob(filepath.Join(repoRoot(), "testdata", "*", "input.yaml"))
-	if err != nil || len(inputs) == 0 {
-		t.Fatalf("no golden cases under testdata/: %v", err)
-	}
-	cases := make([]GoldenCase, 0, len(inputs))
-	for _, input := range inputs {
-		dir := filepath.Dir(input)
-		c := GoldenCase{Name: filepath.Base(dir)}
-		if c.Input, err = os.ReadFile(input); err != nil {
+	dirs := GoldenDirs(t)
+	cases := make([]GoldenCase, 0, len(dirs))
+	for _, dir := range dirs {
+		c := GoldenCase{Name: filepath.Base(dir), Dir: dir}
+		var err error
+		if c.Input, err = os.ReadFile(filepath.Join(dir, "input.yaml")); err != nil {
 			t.Fatal(err)
 		}
 		if config, err := os.ReadFile(filepath.Join(dir, "config.yaml")); err == nil {
@@ -65,4 +105,23 @@ func GoldenDocuments(t testing.TB, kinds ...string) []string {
 		}
 	}
 	return docs
+}
+
+// GoldenInput is the input.yaml of the golden case of this name.
+func GoldenInput(t testing.TB, name string) string {
+	t.Helper()
+	return filepath.Join(GoldenDir(t, name), "input.yaml")
+}
+
+// GoldenOutputs are the expected.yaml files of every golden case that
+// renders: a case that fails has none.
+func GoldenOutputs(t testing.TB) []string {
+	t.Helper()
+	var outputs []string
+	for _, dir := range GoldenDirs(t) {
+		if info, err := os.Stat(filepath.Join(dir, "expected.yaml")); err == nil && info.Size() > 0 {
+			outputs = append(outputs, filepath.Join(dir, "expected.yaml"))
+		}
+	}
+	return outputs
 }

@@ -1,4 +1,6 @@
-package render
+// Package objectsize measures objects as the API server stores them, and
+// finds what in a document makes it large.
+package objectsize
 
 import (
 	"fmt"
@@ -7,16 +9,16 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// MaxObjectBytes is the most one object may take as JSON: the API server
+// Max is the most one object may take as JSON: the API server
 // keeps every object in etcd with one request, and etcd refuses requests
 // over its --max-request-bytes, 1.5 MiB by default.
-const MaxObjectBytes = 3 << 19
+const Max = 3 << 19
 
-// JSONSize is about how many bytes n takes as compact JSON, YAML aliases
+// JSON is about how many bytes n takes as compact JSON, YAML aliases
 // expanded. It stops counting past limit, returning limit+1: aliases can
 // stand for more than memory holds, and past the limit the exact size does
 // not matter.
-func JSONSize(n *yaml.Node, limit int) int {
+func JSON(n *yaml.Node, limit int) int {
 	s := sizer{limit: limit}
 	s.add(n)
 	return min(s.size, limit+1)
@@ -88,20 +90,20 @@ func Bulk(doc *yaml.Node, limit int) (*field.Path, *yaml.Node) {
 		for n.Kind == yaml.AliasNode && n.Alias != nil {
 			n = n.Alias
 		}
-		total := JSONSize(n, limit)
+		total := JSON(n, limit)
 		var next *yaml.Node
 		var nextPath *field.Path
 		most := 0
 		switch n.Kind {
 		case yaml.MappingNode:
 			for i := 0; i+1 < len(n.Content); i += 2 {
-				if size := JSONSize(n.Content[i+1], limit); size > most {
+				if size := JSON(n.Content[i+1], limit); size > most {
 					most, next, nextPath = size, n.Content[i+1], path.Child(n.Content[i].Value)
 				}
 			}
 		case yaml.SequenceNode:
 			for i, c := range n.Content {
-				if size := JSONSize(c, limit); size > most {
+				if size := JSON(c, limit); size > most {
 					most, next, nextPath = size, c, path.Index(i)
 				}
 			}
@@ -123,31 +125,4 @@ func Entries(n *yaml.Node) string {
 		return fmt.Sprintf(" (%d entries)", len(n.Content))
 	}
 	return ""
-}
-
-// sizeErrors refuses objects the API server could not store, naming the
-// field of the job spec that holds most of it: a template with a huge
-// environment, say, is copied into every workload made from it.
-func sizeErrors(doc *yaml.RNode, objects []*yaml.RNode) field.ErrorList {
-	var tooLarge []*yaml.RNode
-	for _, o := range objects {
-		if JSONSize(o.YNode(), MaxObjectBytes) > MaxObjectBytes {
-			tooLarge = append(tooLarge, o)
-		}
-	}
-	if len(tooLarge) == 0 {
-		return nil
-	}
-	what := tooLarge[0].GetKind() + " " + tooLarge[0].GetName()
-	if len(tooLarge) > 1 {
-		what += fmt.Sprintf(" (and %d more objects)", len(tooLarge)-1)
-	}
-	path, bulk := Bulk(doc.YNode(), MaxObjectBytes)
-	where := "most of the job spec is here" + Entries(bulk)
-	if path == nil {
-		path, where = field.NewPath("spec"), "no one field of the job spec holds most of it"
-	}
-	return field.ErrorList{field.Invalid(path, field.OmitValueType{}, fmt.Sprintf(
-		"the %s rendered from this job would take more than %d bytes as JSON, the most the API server stores in one object (etcd's default request limit): %s; make it smaller",
-		what, MaxObjectBytes, where))}
 }
