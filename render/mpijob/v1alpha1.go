@@ -183,20 +183,15 @@ func (s v1alpha1Spec) unitsPerWorker(template *yaml.RNode) int32 {
 // launcherOnMaster asks: it tolerates their taint and requires their role.
 // Like upstream, it replaces the template's own tolerations and affinity.
 func onControlPlane(launcher *yaml.RNode, path *field.Path) ([]result.Warning, error) {
-	tolerations := yaml.NewListRNode()
-	terms := yaml.NewListRNode()
+	tolerations, terms := ynode.Seq(), ynode.Seq()
 	for _, role := range controlPlaneRoles {
-		if err := tolerations.PipeE(yaml.Append(yaml.MustParse(fmt.Sprintf("{key: %q, operator: Exists, effect: NoSchedule}", role)).YNode())); err != nil {
-			return nil, err
-		}
-		if err := terms.PipeE(yaml.Append(yaml.MustParse(fmt.Sprintf("{matchExpressions: [{key: %q, operator: Exists}]}", role)).YNode())); err != nil {
-			return nil, err
-		}
+		// Double-quoted, as earlier releases wrote it: upgrading trainfn
+		// leaves the rendered output of an unchanged job byte for byte.
+		key := &yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: role, Style: yaml.DoubleQuotedStyle}
+		tolerations.Content = append(tolerations.Content, ynode.Map("key", key, "operator", "Exists", "effect", "NoSchedule"))
+		terms.Content = append(terms.Content, ynode.Map("matchExpressions", ynode.Seq(ynode.Map("key", yaml.CopyYNode(key), "operator", "Exists"))))
 	}
-	affinity := yaml.MustParse("{nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {}}}")
-	if err := affinity.PipeE(yaml.Lookup("nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"), yaml.SetField("nodeSelectorTerms", terms)); err != nil {
-		return nil, err
-	}
+	affinity := ynode.Map("nodeAffinity", ynode.Map("requiredDuringSchedulingIgnoredDuringExecution", ynode.Map("nodeSelectorTerms", terms)))
 	spec, err := launcher.Pipe(yaml.Lookup("spec"))
 	if err != nil {
 		return nil, err
@@ -205,7 +200,7 @@ func onControlPlane(launcher *yaml.RNode, path *field.Path) ([]result.Warning, e
 	for _, f := range []struct {
 		name  string
 		value *yaml.RNode
-	}{{"tolerations", tolerations}, {"affinity", affinity}} {
+	}{{"tolerations", yaml.NewRNode(tolerations)}, {"affinity", yaml.NewRNode(affinity)}} {
 		name, value := f.name, f.value
 		if old := spec.Field(name); old != nil {
 			warnings = append(warnings, result.Warning{Field: path.Child("spec", name),
