@@ -57,6 +57,13 @@ func Register[J Job](apiVersion, kind string, decode func(*schemas.Validated, op
 	}}
 }
 
+// WithSchema is the kind with a schema of its own, for a kind whose schema
+// is not embedded in trainfn.
+func (k Kind) WithSchema(s schemas.Schema) Kind {
+	k.Schema = s
+	return k
+}
+
 // Registry is a table of the kinds rendered.
 type Registry []Kind
 
