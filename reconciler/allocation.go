@@ -22,6 +22,7 @@ import (
 
 	"github.com/trainfn/trainfn/reconciler/allocator"
 	"github.com/trainfn/trainfn/reconciler/diserver"
+	"github.com/trainfn/trainfn/reconciler/phase"
 	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/render/naming"
@@ -142,7 +143,7 @@ func (a *Allocation) Optimize(ctx context.Context) error {
 // server or a person set meanwhile is not overwritten, and the next period
 // decides again from it.
 func (a *Allocation) apply(ctx context.Context, j preemptible, list allocator.NodeList) error {
-	current := replicas(j.set)
+	current := phase.Replicas(j.set)
 	recorded, _ := allocationOf(j.set)
 	if int32(len(list)) == current && slices.Equal(recorded, list) {
 		a.reserve(j, list)
@@ -352,7 +353,7 @@ func (a *Allocation) preemptibleJobs(ctx context.Context) ([]preemptible, error)
 // places anew.
 func (a *Allocation) current(ctx context.Context, s *appsv1.StatefulSet) (preemptible, error) {
 	recorded, _ := allocationOf(s)
-	p := preemptible{set: s, info: jobInfo(s), prev: make(allocator.NodeList, replicas(s)), unbound: map[int]bool{}}
+	p := preemptible{set: s, info: jobInfo(s), prev: make(allocator.NodeList, phase.Replicas(s)), unbound: map[int]bool{}}
 	for i := range p.prev {
 		p.unbound[i] = true
 		if res, ok := a.reserved[workerOf(s, i)]; ok {

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/trainfn/trainfn/reconciler/allocator"
+	"github.com/trainfn/trainfn/reconciler/phase"
 	"github.com/trainfn/trainfn/render/handoff"
 )
 
@@ -66,7 +67,7 @@ func (r *Reconciler) liftGates(ctx context.Context, j *job, s *appsv1.StatefulSe
 // Place keeps it only while it is the index's reservation.
 func (r *Reconciler) placeGated(ctx context.Context, s *appsv1.StatefulSet, gated []*corev1.Pod) (allocator.NodeList, error) {
 	recorded, _ := allocationOf(s)
-	list := make(allocator.NodeList, replicas(s))
+	list := make(allocator.NodeList, phase.Replicas(s))
 	copy(list, recorded)
 	var indexes []int
 	for _, p := range gated {

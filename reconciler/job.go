@@ -96,19 +96,11 @@ func finished(p *corev1.Pod) bool {
 	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
 }
 
-// outcome is how a job ended: "" while it runs.
-type outcome string
-
-const (
-	running   outcome = ""
-	succeeded outcome = "Succeeded"
-	failed    outcome = "Failed"
-)
-
 // ended tells whether and how the job a workers' workload belongs to ended,
-// by what its EndsWith annotation names.
-func (j *job) ended(workers client.Object) outcome {
-	if o := outcome(workers.GetAnnotations()[handoff.Ended]); o != running {
+// by what its EndsWith annotation names: phase.Succeeded or phase.Failed,
+// or "" while it runs.
+func (j *job) ended(workers client.Object) phase.Phase {
+	if o := phase.Phase(workers.GetAnnotations()[handoff.Ended]); o != "" {
 		return o
 	}
 	kind, name, ok := handoff.ParseEndsWith(workers.GetAnnotations()[handoff.EndsWith])
@@ -116,73 +108,49 @@ func (j *job) ended(workers client.Object) outcome {
 		if _, di := workers.GetAnnotations()[handoff.DIJobGeneration]; di {
 			return j.diOutcome()
 		}
-		return running
+		return ""
 	}
 	switch kind {
 	case handoff.EndsWithJobKind:
 		if leader := j.findJob(name); leader != nil {
-			return jobOutcome(leader)
+			o, _ := phase.JobOutcome(leader)
+			return o
 		}
 	case handoff.EndsWithContainerKind:
 		count := int32(-1)
 		if s, ok := workers.(*appsv1.StatefulSet); ok {
-			count = replicas(s)
+			count = phase.Replicas(s)
 		}
 		for _, p := range j.podsOf(labels.RoleWorker) {
 			if phase.Finished(&p, name, count) {
-				return succeeded
+				return phase.Succeeded
 			}
 		}
 	}
-	return running
+	return ""
 }
 
 // diOutcome is how a DIJob whose workers run as Jobs ended: as
 // DI-orchestrator has it, it failed when one of them failed, and succeeded
 // when all of them did.
-func (j *job) diOutcome() outcome {
+func (j *job) diOutcome() phase.Phase {
 	all, done := 0, 0
 	for i := range j.jobs {
 		if _, di := j.jobs[i].Annotations[handoff.DIJobGeneration]; !di {
 			continue
 		}
 		all++
-		switch jobOutcome(&j.jobs[i]) {
-		case failed:
-			return failed
-		case succeeded:
+		switch o, _ := phase.JobOutcome(&j.jobs[i]); o {
+		case phase.Failed:
+			return phase.Failed
+		case phase.Succeeded:
 			done++
 		}
 	}
 	if all > 0 && done == all {
-		return succeeded
+		return phase.Succeeded
 	}
-	return running
-}
-
-// jobOutcome reads a Job's terminal conditions, including those the Job
-// controller sets before its last pods are gone.
-func jobOutcome(job *batchv1.Job) outcome {
-	for _, c := range job.Status.Conditions {
-		if c.Status != corev1.ConditionTrue {
-			continue
-		}
-		switch c.Type {
-		case batchv1.JobComplete, batchv1.JobSuccessCriteriaMet:
-			return succeeded
-		case batchv1.JobFailed, batchv1.JobFailureTarget:
-			return failed
-		}
-	}
-	return running
-}
-
-// replicas is a StatefulSet's desired count, with the API's default.
-func replicas(s *appsv1.StatefulSet) int32 {
-	if s.Spec.Replicas == nil {
-		return 1
-	}
-	return *s.Spec.Replicas
+	return ""
 }
 
 // bounds reads an elastic StatefulSet's bounds and first count.

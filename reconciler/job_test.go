@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/trainfn/trainfn/reconciler/phase"
 	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/labels"
 )
@@ -47,41 +48,41 @@ func TestEnded(t *testing.T) {
 	for name, tc := range map[string]struct {
 		job     job
 		workers *appsv1.StatefulSet
-		want    outcome
+		want    phase.Phase
 	}{
 		"launcher running": {
 			job:     job{jobs: []batchv1.Job{jobWith("j-launcher")}},
-			workers: workersEndingWith("job/j-launcher"), want: running},
+			workers: workersEndingWith("job/j-launcher"), want: ""},
 		"launcher complete": {
 			job:     job{jobs: []batchv1.Job{jobWith("j-launcher", batchv1.JobSuccessCriteriaMet, batchv1.JobComplete)}},
-			workers: workersEndingWith("job/j-launcher"), want: succeeded},
+			workers: workersEndingWith("job/j-launcher"), want: phase.Succeeded},
 		"launcher failing, its pods not yet gone": {
 			job:     job{jobs: []batchv1.Job{jobWith("j-launcher", batchv1.JobFailureTarget)}},
-			workers: workersEndingWith("job/j-launcher"), want: failed},
+			workers: workersEndingWith("job/j-launcher"), want: phase.Failed},
 		"another job's completion does not count": {
 			job:     job{jobs: []batchv1.Job{jobWith("other-launcher", batchv1.JobComplete)}},
-			workers: workersEndingWith("job/j-launcher"), want: running},
+			workers: workersEndingWith("job/j-launcher"), want: ""},
 		"an agent exited cleanly before its restart": {
 			job:     job{pods: []corev1.Pod{exited(0, true)}},
-			workers: workersEndingWith("container/pytorch"), want: succeeded},
+			workers: workersEndingWith("container/pytorch"), want: phase.Succeeded},
 		"an agent failed": {
 			job:     job{pods: []corev1.Pod{exited(1, false)}},
-			workers: workersEndingWith("container/pytorch"), want: running},
+			workers: workersEndingWith("container/pytorch"), want: ""},
 		"a worker scaled away exited cleanly, as on SIGTERM": {
 			job:     job{pods: []corev1.Pod{indexed(exited(0, false), 3)}},
-			workers: scaledTo(workersEndingWith("container/pytorch"), 2), want: running},
+			workers: scaledTo(workersEndingWith("container/pytorch"), 2), want: ""},
 		"a worker below the count exited cleanly": {
 			job:     job{pods: []corev1.Pod{indexed(exited(0, false), 1)}},
-			workers: scaledTo(workersEndingWith("container/pytorch"), 2), want: succeeded},
+			workers: scaledTo(workersEndingWith("container/pytorch"), 2), want: phase.Succeeded},
 		"a worker being deleted exited cleanly": {
 			job:     job{pods: []corev1.Pod{deleting(exited(0, false))}},
-			workers: workersEndingWith("container/pytorch"), want: running},
+			workers: workersEndingWith("container/pytorch"), want: ""},
 		"recorded before": {
 			job:     job{},
-			workers: workersEndingWith("job/j-launcher", handoff.Ended, "Failed"), want: failed},
+			workers: workersEndingWith("job/j-launcher", handoff.Ended, "Failed"), want: phase.Failed},
 		"nothing names the end": {
 			job:     job{jobs: []batchv1.Job{jobWith("j-launcher", batchv1.JobComplete)}},
-			workers: workersEndingWith(""), want: running},
+			workers: workersEndingWith(""), want: ""},
 	} {
 		t.Run(name, func(t *testing.T) {
 			require.Equal(t, tc.want, tc.job.ended(tc.workers))
@@ -114,12 +115,12 @@ func TestDIJobEnds(t *testing.T) {
 	}
 	for name, tc := range map[string]struct {
 		jobs []batchv1.Job
-		want outcome
+		want phase.Phase
 	}{
-		"running":           {[]batchv1.Job{task("j-learner"), task("j-collector")}, running},
-		"one task complete": {[]batchv1.Job{task("j-learner", batchv1.JobComplete), task("j-collector")}, running},
-		"all complete":      {[]batchv1.Job{task("j-learner", batchv1.JobComplete), task("j-collector", batchv1.JobComplete)}, succeeded},
-		"one failed":        {[]batchv1.Job{task("j-learner"), task("j-collector", batchv1.JobFailed)}, failed},
+		"running":           {[]batchv1.Job{task("j-learner"), task("j-collector")}, ""},
+		"one task complete": {[]batchv1.Job{task("j-learner", batchv1.JobComplete), task("j-collector")}, ""},
+		"all complete":      {[]batchv1.Job{task("j-learner", batchv1.JobComplete), task("j-collector", batchv1.JobComplete)}, phase.Succeeded},
+		"one failed":        {[]batchv1.Job{task("j-learner"), task("j-collector", batchv1.JobFailed)}, phase.Failed},
 	} {
 		t.Run(name, func(t *testing.T) {
 			j := job{jobs: tc.jobs}

@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/trainfn/trainfn/reconciler/discovery"
+	"github.com/trainfn/trainfn/reconciler/phase"
 	"github.com/trainfn/trainfn/render/gitops"
 	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/labels"
@@ -172,7 +173,7 @@ func (r *Reconciler) scale(ctx context.Context, s *appsv1.StatefulSet) error {
 	}
 	var want int32
 	var why string
-	current := replicas(s)
+	current := phase.Replicas(s)
 	switch _, started := s.Annotations[handoff.ScaledFrom]; {
 	case !started:
 		want, why = first, "Started"
@@ -231,7 +232,7 @@ func (r *Reconciler) discover(ctx context.Context, j *job, s *appsv1.StatefulSet
 	launcherSlots, _ := slots(s, handoff.LauncherSlots)
 	launcher := j.launcher()
 	hosts := discovery.Hosts(discovery.Job{
-		Workers: j.podsOf(labels.RoleWorker), Replicas: replicas(s), SlotsPerWorker: perWorker,
+		Workers: j.podsOf(labels.RoleWorker), Replicas: phase.Replicas(s), SlotsPerWorker: perWorker,
 		Launcher: launcher, LauncherSlots: launcherSlots,
 	})
 	script := discovery.Script(hosts)
@@ -244,8 +245,8 @@ func (r *Reconciler) discover(ctx context.Context, j *job, s *appsv1.StatefulSet
 		now := r.Now()
 		listed := discovery.Listed(current)
 		for _, h := range hosts {
-			if since := discovery.ReadySince(h.Pod); !since.IsZero() && !listed[h.Name] {
-				r.Metrics.DiscoveryLatency.Observe(now.Sub(since).Seconds())
+			if !h.ReadySince.IsZero() && !listed[h.Name] {
+				r.Metrics.DiscoveryLatency.Observe(now.Sub(h.ReadySince).Seconds())
 			}
 		}
 		log.FromContext(ctx).Info("wrote discovered hosts", "configMap", j.config.Name, "hosts", len(hosts))
@@ -272,7 +273,7 @@ func (r *Reconciler) discover(ctx context.Context, j *job, s *appsv1.StatefulSet
 // says, and reports whether it ended.
 func (r *Reconciler) cleanUp(ctx context.Context, j *job, workers client.Object) (bool, error) {
 	how := j.ended(workers)
-	if how == running {
+	if how == "" {
 		return false, nil
 	}
 	policy := workers.GetAnnotations()[handoff.CleanPodPolicy]
@@ -283,7 +284,7 @@ func (r *Reconciler) cleanUp(ctx context.Context, j *job, workers client.Object)
 		// A StatefulSet would restart agents that exited, so a job that
 		// ends by its workers' exit stops them whatever the policy.
 		stop := policy == "Running" || policy == "All" || endsBy == handoff.EndsWithContainerKind
-		if stop && replicas(w) != 0 {
+		if stop && phase.Replicas(w) != 0 {
 			if err := r.mergePatch(ctx, w, map[string]any{"metadata": mark, "spec": map[string]any{"replicas": 0}}); err != nil {
 				return true, err
 			}
@@ -300,7 +301,7 @@ func (r *Reconciler) cleanUp(ctx context.Context, j *job, workers client.Object)
 			}
 			return true, nil
 		}
-		if jobOutcome(w) == running && (w.Spec.Suspend == nil || !*w.Spec.Suspend) {
+		if ended, _ := phase.JobOutcome(w); ended == "" && (w.Spec.Suspend == nil || !*w.Spec.Suspend) {
 			// Suspending deletes the Job's running pods and keeps it from
 			// making more; the Job itself stays, as GitOps applied it. A
 			// Job that ended by itself has nothing left to stop.
@@ -316,10 +317,10 @@ func (r *Reconciler) cleanUp(ctx context.Context, j *job, workers client.Object)
 	return true, nil
 }
 
-func (r *Reconciler) cleanedUp(ctx context.Context, workers client.Object, how outcome, policy string) {
+func (r *Reconciler) cleanedUp(ctx context.Context, workers client.Object, how phase.Phase, policy string) {
 	r.Metrics.CleanUps.WithLabelValues(policy).Inc()
 	r.Recorder.Eventf(workers, nil, corev1.EventTypeNormal, "CleanedUp", "Stop",
-		"the job %s: its workers are stopped (cleanPodPolicy %s)", map[outcome]string{succeeded: "succeeded", failed: "failed"}[how], policy)
+		"the job %s: its workers are stopped (cleanPodPolicy %s)", map[phase.Phase]string{phase.Succeeded: "succeeded", phase.Failed: "failed"}[how], policy)
 	log.FromContext(ctx).Info("stopped the workers of an ended job", "workers", workers.GetName(), "outcome", how, "cleanPodPolicy", policy)
 }
 

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainfn/trainfn/reconciler/allocator"
+	"github.com/trainfn/trainfn/reconciler/phase"
 	"github.com/trainfn/trainfn/render/labels"
 )
 
@@ -123,7 +124,7 @@ func (a *Allocation) forgetScaledAway(ctx context.Context) error {
 		}
 		for i := range sets.Items {
 			s := &sets.Items[i]
-			count[workerOf(s, 0)] = int(replicas(s))
+			count[workerOf(s, 0)] = int(phase.Replicas(s))
 		}
 	}
 	for w := range a.reserved {

@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/trainfn/trainfn/reconciler/phase"
 	"github.com/trainfn/trainfn/render/mpi"
 )
 
@@ -31,34 +32,40 @@ type Job struct {
 	LauncherSlots int32
 }
 
-// Host is one discovered host and its pod.
+// Host is one discovered host, and when its pod last became ready, to the
+// second the API keeps.
 type Host struct {
 	mpi.Host
-	Pod *corev1.Pod
+	ReadySince time.Time
 }
 
 // Hosts are the job's hosts that can take work now, in the script's order.
 func Hosts(j Job) []Host {
 	var hosts []Host
-	if j.Launcher != nil && j.LauncherSlots > 0 && Works(j.Launcher) {
-		hosts = append(hosts, Host{Host: mpi.Host{Name: HostName(j.Launcher), Slots: j.LauncherSlots}, Pod: j.Launcher})
+	if j.Launcher != nil && j.LauncherSlots > 0 {
+		if works, since := Works(j.Launcher); works {
+			hosts = append(hosts, Host{Host: mpi.Host{Name: HostName(j.Launcher), Slots: j.LauncherSlots}, ReadySince: since})
+		}
 	}
 	type indexed struct {
 		index int
 		pod   *corev1.Pod
+		since time.Time
 	}
 	var workers []indexed
 	for i := range j.Workers {
 		p := &j.Workers[i]
 		index, ok := Index(p)
-		if !ok || index >= int(j.Replicas) || !Works(p) {
+		if !ok || index >= int(j.Replicas) {
 			continue
 		}
-		workers = append(workers, indexed{index, p})
+		if works, since := Works(p); works {
+			workers = append(workers, indexed{index, p, since})
+		}
 	}
 	slices.SortFunc(workers, func(a, b indexed) int { return a.index - b.index })
 	for _, w := range workers {
-		hosts = append(hosts, Host{Host: mpi.Host{Name: HostName(w.pod), Slots: j.SlotsPerWorker}, Pod: w.pod})
+		hosts = append(hosts, Host{Host: mpi.Host{Name: HostName(w.pod), Slots: j.SlotsPerWorker}, ReadySince: w.since})
 	}
 	return hosts
 }
@@ -85,30 +92,14 @@ func Listed(script string) map[string]bool {
 // scriptLine matches a host's line of a discovery script.
 var scriptLine = regexp.MustCompile(`(?m)^echo ([^:\s]+):\d+$`)
 
-// Works tells whether a pod can take work now: it runs, every container is
-// ready (a worker's readiness probe says when sshd accepts connections),
-// and it is not being deleted.
-func Works(p *corev1.Pod) bool {
-	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
-		return false
+// Works tells whether a pod can take work now, and since when: it runs,
+// every container is ready (a worker's readiness probe says when sshd
+// accepts connections), and it is not being deleted.
+func Works(p *corev1.Pod) (works bool, since time.Time) {
+	if p.DeletionTimestamp != nil {
+		return false, time.Time{}
 	}
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
-}
-
-// ReadySince is when the pod last became ready, to the second the API
-// keeps; zero when unknown.
-func ReadySince(p *corev1.Pod) time.Time {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
-			return c.LastTransitionTime.Time
-		}
-	}
-	return time.Time{}
+	return phase.Ready(p)
 }
 
 // HostName is the name other pods of the job reach a pod by: its hostname

@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -104,4 +105,17 @@ func TestListedReadsWhatScriptWrites(t *testing.T) {
 	hosts := Hosts(Job{Workers: pods(worker("0"), worker("1"), worker("2").notReady()), Replicas: 3, SlotsPerWorker: 2})
 	require.Equal(t, map[string]bool{"job-worker-0.job": true, "job-worker-1.job": true}, Listed(Script(hosts)))
 	require.Empty(t, Listed(""))
+}
+
+// TestHostsCarryWhenTheirPodBecameReady checks the time the discovery
+// latency metric is measured from.
+func TestHostsCarryWhenTheirPodBecameReady(t *testing.T) {
+	since := metav1.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	ready := worker("0")
+	ready.p.Status.Conditions[0].LastTransitionTime = since
+	launcher := worker("x").hostname("job-launcher")
+	hosts := Hosts(Job{Workers: pods(ready), Replicas: 1, SlotsPerWorker: 1, Launcher: &launcher.p, LauncherSlots: 1})
+	require.Len(t, hosts, 2)
+	require.True(t, hosts[0].ReadySince.IsZero(), "a condition with no transition time says nothing")
+	require.Equal(t, since.Time, hosts[1].ReadySince)
 }

@@ -1,6 +1,7 @@
 package diserver
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -23,12 +24,33 @@ func TestDecodeReplicas(t *testing.T) {
 	}
 }
 
-func TestDecodeReplicasRefuses(t *testing.T) {
-	type refusal struct {
-		status   int
-		mentions string
+// refusal is the answer a body should get: its status, and words its
+// message should contain.
+type refusal struct {
+	status   int
+	mentions string
+}
+
+// requireRefusals decodes each body and checks the refusal it gets. A
+// body's first 40 bytes name its subtest: some bodies are kilobytes long.
+func requireRefusals[T any](t *testing.T, decode func(io.Reader) (T, *requestError), refusals map[string]refusal) {
+	t.Helper()
+	for body, want := range refusals {
+		name := body
+		if len(name) > 40 {
+			name = name[:40]
+		}
+		t.Run(name, func(t *testing.T) {
+			_, err := decode(strings.NewReader(body))
+			require.NotNil(t, err)
+			require.Equal(t, want.status, err.status, err.message)
+			require.Contains(t, err.message, want.mentions)
+		})
 	}
-	for body, want := range map[string]refusal{
+}
+
+func TestDecodeReplicasRefuses(t *testing.T) {
+	requireRefusals(t, decodeReplicas, map[string]refusal{
 		``:                               {http.StatusBadRequest, "body: missing"},
 		"  \n":                           {http.StatusBadRequest, "body: missing"},
 		`{}`:                             {http.StatusBadRequest, "replicas: required"},
@@ -48,18 +70,7 @@ func TestDecodeReplicasRefuses(t *testing.T) {
 		`{"replicas": 1}{"replicas": 1}`: {http.StatusBadRequest, "more than one JSON value"},
 		`{"replicas": 1} x`:              {http.StatusBadRequest, "more than one JSON value"},
 		`{"replicas": 1, "pad": "` + strings.Repeat("x", MaxReplicasBody) + `"}`: {http.StatusRequestEntityTooLarge, "larger than 4096 bytes"},
-	} {
-		name := body
-		if len(name) > 40 {
-			name = name[:40]
-		}
-		t.Run(name, func(t *testing.T) {
-			_, err := decodeReplicas(strings.NewReader(body))
-			require.NotNil(t, err)
-			require.Equal(t, want.status, err.status, err.message)
-			require.Contains(t, err.message, want.mentions)
-		})
-	}
+	})
 }
 
 func TestDecodeReplicasWithoutBody(t *testing.T) {
@@ -76,11 +87,7 @@ func TestDecodeProfilings(t *testing.T) {
 }
 
 func TestDecodeProfilingsRefuses(t *testing.T) {
-	type refusal struct {
-		status   int
-		mentions string
-	}
-	for body, want := range map[string]refusal{
+	requireRefusals(t, decodeProfilings, map[string]refusal{
 		``:                         {http.StatusBadRequest, "body: missing"},
 		`{}`:                       {http.StatusBadRequest, "data: required"},
 		`{"data": null}`:           {http.StatusBadRequest, "data: must be a JSON object, got null"},
@@ -91,18 +98,7 @@ func TestDecodeProfilingsRefuses(t *testing.T) {
 		`{"data": {}, "other": 1}`: {http.StatusBadRequest, `unknown field "other"`},
 		`{"data": {"a": }}`:        {http.StatusBadRequest, "not JSON"},
 		`{"data": {"x": "` + strings.Repeat("x", MaxProfilingsBody) + `"}}`: {http.StatusRequestEntityTooLarge, "larger than 65536 bytes"},
-	} {
-		name := body
-		if len(name) > 40 {
-			name = name[:40]
-		}
-		t.Run(name, func(t *testing.T) {
-			_, err := decodeProfilings(strings.NewReader(body))
-			require.NotNil(t, err)
-			require.Equal(t, want.status, err.status, err.message)
-			require.Contains(t, err.message, want.mentions)
-		})
-	}
+	})
 }
 
 // A body of exactly the limit is taken: the limit is inclusive.

@@ -12,6 +12,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/trainfn/trainfn/reconciler/phase"
 	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/labels"
 )
@@ -102,7 +103,7 @@ func readDIAnnotations(obj client.Object) (generation int64, firstRank int32, er
 func (w workload) expected() int32 {
 	switch o := w.object.(type) {
 	case *appsv1.StatefulSet:
-		return replicas(o)
+		return phase.Replicas(o)
 	case *batchv1.Job:
 		if o.Spec.Parallelism == nil {
 			return 1
@@ -152,14 +153,6 @@ func (j *diJob) leader() (client.Object, bool) {
 		}
 	}
 	return nil, false
-}
-
-// replicas is a StatefulSet's desired count, with the API's default.
-func replicas(s *appsv1.StatefulSet) int32 {
-	if s.Spec.Replicas == nil {
-		return 1
-	}
-	return *s.Spec.Replicas
 }
 
 func kindOf(obj client.Object) string {

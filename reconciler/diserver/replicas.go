@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/trainfn/trainfn/reconciler/phase"
 	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/render/options"
@@ -73,7 +74,7 @@ func (s *server) rescale(ctx context.Context, id JobID, delta int64) (answer, er
 		if set, b, err = scalable(j); err != nil {
 			return err
 		}
-		from = replicas(set)
+		from = phase.Replicas(set)
 		var bad *requestError
 		if to, bad = resize(from, delta, b); bad != nil {
 			return bad

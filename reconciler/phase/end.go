@@ -23,7 +23,7 @@ func end(ws []*workload) (phase Phase, reason, message string, ok bool) {
 		if w.job == nil {
 			continue
 		}
-		if o, c := jobOutcome(w.job); o == Failed {
+		if o, c := JobOutcome(w.job); o == Failed {
 			return Failed, ReasonJobFailed, fmt.Sprintf("Job %s failed%s", w.name, because(c)), true
 		}
 	}
@@ -34,10 +34,7 @@ func end(ws []*workload) (phase Phase, reason, message string, ok bool) {
 		}
 		count := int32(-1)
 		if set, ok := w.obj.(*appsv1.StatefulSet); ok {
-			count = 1
-			if set.Spec.Replicas != nil {
-				count = *set.Spec.Replicas
-			}
+			count = Replicas(set)
 		}
 		for _, p := range w.owned {
 			if Finished(p, container, count) {
@@ -49,7 +46,7 @@ func end(ws []*workload) (phase Phase, reason, message string, ok bool) {
 		if w.job == nil {
 			return "", "", "", false
 		}
-		if o, _ := jobOutcome(w.job); o != Succeeded {
+		if o, _ := JobOutcome(w.job); o != Succeeded {
 			return "", "", "", false
 		}
 	}
@@ -81,7 +78,7 @@ func endingJob(ws []*workload) (phase Phase, message string, ok bool) {
 			if leader.job == nil || leader.name != name {
 				continue
 			}
-			switch o, c := jobOutcome(leader.job); o {
+			switch o, c := JobOutcome(leader.job); o {
 			case Failed:
 				return Failed, fmt.Sprintf("Job %s, which ends the job, failed%s", name, because(c)), true
 			case Succeeded:
@@ -92,10 +89,12 @@ func endingJob(ws []*workload) (phase Phase, message string, ok bool) {
 	return phase, message, ok
 }
 
-// jobOutcome reads a Job's terminal conditions, including those the Job
+// JobOutcome reads a Job's terminal conditions, including those the Job
 // controller sets before its last pods are gone (FailureTarget,
-// SuccessCriteriaMet), with the condition that says so.
-func jobOutcome(j *batchv1.Job) (Phase, *batchv1.JobCondition) {
+// SuccessCriteriaMet): Succeeded or Failed, with the condition that says
+// so, or "" while the Job runs. The reconciler reads a Job's end through it
+// too, so that the phase and the clean-up agree on when a Job ended.
+func JobOutcome(j *batchv1.Job) (Phase, *batchv1.JobCondition) {
 	for i, c := range j.Status.Conditions {
 		if c.Status != corev1.ConditionTrue {
 			continue

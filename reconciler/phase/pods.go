@@ -1,10 +1,10 @@
 package phase
 
 import (
-	"strconv"
-
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -17,17 +17,23 @@ func live(p *corev1.Pod) bool {
 	return p.DeletionTimestamp == nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed
 }
 
-// ready tells whether a pod runs and its Ready condition is true.
-func ready(p *corev1.Pod) bool {
+// Ready tells whether a pod runs and its Ready condition is true, and since
+// when that condition has held, to the second the API keeps. The phase and
+// host discovery both read readiness here, so that a pod the phase counts
+// ready is one discovery gives work to.
+func Ready(p *corev1.Pod) (ready bool, since time.Time) {
 	if p.Status.Phase != corev1.PodRunning {
-		return false
+		return false, time.Time{}
 	}
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
+			if c.Status != corev1.ConditionTrue {
+				return false, time.Time{}
+			}
+			return true, c.LastTransitionTime.Time
 		}
 	}
-	return false
+	return false, time.Time{}
 }
 
 // restartsOf sums the restarts of a pod's containers, init containers

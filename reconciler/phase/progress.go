@@ -68,7 +68,7 @@ func restarted(prev Phase, ws []*workload) (reason, message string) {
 func notReady(ws []*workload) string {
 	for _, w := range ws {
 		for _, p := range w.pods {
-			if !ready(p) {
+			if ready, _ := Ready(p); !ready {
 				return fmt.Sprintf("pod %s is %s", p.Name, waiting(p))
 			}
 		}

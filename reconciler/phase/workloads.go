@@ -83,7 +83,7 @@ func (w *workload) owns(p *corev1.Pod) bool {
 func (w *workload) count() Workload {
 	c := Workload{Kind: w.kind, Name: w.name, Role: w.role, Expected: w.expected, Pods: int32(len(w.pods))}
 	for _, p := range w.pods {
-		if ready(p) {
+		if ready, _ := Ready(p); ready {
 			c.Ready++
 		}
 		c.Restarts += restartsOf(p)
@@ -101,7 +101,7 @@ func (w *workload) count() Workload {
 // is done; else its parallelism less the pods that succeeded, within the
 // completions left.
 func jobExpected(j *batchv1.Job) int32 {
-	if o, _ := jobOutcome(j); o == Succeeded {
+	if o, _ := JobOutcome(j); o == Succeeded {
 		return 0
 	}
 	n := int32(1) // the API's default parallelism
@@ -132,6 +132,14 @@ func statefulSetExpected(s *appsv1.StatefulSet) (n int32, unset bool) {
 		return 0, true
 	}
 	return *s.Spec.Replicas, false
+}
+
+// Replicas is a StatefulSet's desired count, with the API's default.
+func Replicas(s *appsv1.StatefulSet) int32 {
+	if s.Spec.Replicas == nil {
+		return 1
+	}
+	return *s.Spec.Replicas
 }
 
 // suspended is the first Job not done that is suspended, if any.
