@@ -142,10 +142,13 @@ func placeInJobFiles(objects []*yaml.RNode, origin map[*yaml.RNode]Document) err
 }
 
 // RunFunction reads a ResourceList from rw, processes it and writes it back,
-// results included. On invalid input the error is the Diagnostics.
+// results included, with kyaml's framework.Execute. On invalid input the
+// error is the Diagnostics.
 //
-// kyaml's framework reads the input itself, and reads some ResourceLists
-// wrongly or not at all (see readResourceList); those are read here first.
+// The input is checked first for what the framework reads wrongly, or
+// cannot read at all (see readResourceList, readPlainStream and
+// listInput.problems): such a list is written back as it came, with the
+// results that say why.
 func RunFunction(rw *kio.ByteReadWriter) error {
 	data, err := io.ReadAll(rw.Reader)
 	if err != nil {
@@ -156,9 +159,16 @@ func RunFunction(rw *kio.ByteReadWriter) error {
 		return err
 	}
 	if in != nil {
-		return in.run(rw)
-	}
-	if err := readPlainStream(data); err != nil {
+		if rw.FunctionConfig != nil {
+			in.functionConfig = rw.FunctionConfig
+		}
+		if diags := in.problems(); diags.HasErrors() {
+			if err := in.writeAsItCame(rw.Writer, diags); err != nil {
+				return err
+			}
+			return diags
+		}
+	} else if err := readPlainStream(data); err != nil {
 		return err
 	}
 	rw.Reader = bytes.NewReader(data)

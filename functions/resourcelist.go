@@ -14,53 +14,12 @@ import (
 const stdinName = "<stdin>"
 
 // listInput is the ResourceList (or v1 List) a KRM function reads on
-// standard input, taken apart as kyaml's framework takes it apart.
+// standard input, taken apart as kyaml's framework takes it apart, to be
+// checked before the framework reads it.
 type listInput struct {
 	apiVersion, kind string
 	items            []*yaml.RNode
 	functionConfig   *yaml.RNode
-	results          *yaml.RNode
-}
-
-// run is kyaml's framework.Execute for input read by readResourceList.
-// Items that are no objects, or that wellFormed refuses, are returned as
-// they came with the results that say why: kyaml would fail on them (or
-// crash) before the function could answer.
-func (in *listInput) run(rw *kio.ByteReadWriter) error {
-	if rw.FunctionConfig != nil {
-		in.functionConfig = rw.FunctionConfig
-	}
-	if diags := in.problems(); diags.HasErrors() {
-		if err := in.writeAsItCame(rw.Writer, diags); err != nil {
-			return err
-		}
-		return diags
-	}
-
-	rl := framework.ResourceList{Items: in.items, FunctionConfig: in.functionConfig}
-	annotations, err := kio.PreprocessResourcesForInternalAnnotationMigration(rl.Items)
-	if err != nil {
-		return err
-	}
-	processed := Function{}.Process(&rl)
-	if err := kio.ReconcileInternalAnnotations(rl.Items, annotations); err != nil {
-		return err
-	}
-	results := in.results
-	if len(rl.Results) > 0 {
-		if results, err = resultsNode(rl.Results); err != nil {
-			return err
-		}
-	}
-	w := kio.ByteWriter{Writer: rw.Writer, KeepReaderAnnotations: rw.KeepReaderAnnotations, Style: rw.Style,
-		FunctionConfig: in.functionConfig, Results: results}
-	if !rw.NoWrap {
-		w.WrappingAPIVersion, w.WrappingKind = in.apiVersion, in.kind
-	}
-	if err := w.Write(rl.Items); err != nil {
-		return err
-	}
-	return processed
 }
 
 // problems are what keeps the items, or the function config, from being
@@ -177,9 +136,6 @@ func readResourceList(data []byte) (*listInput, error) {
 	}
 	if fc := fieldValue(root, "functionConfig"); fc != nil {
 		in.functionConfig = yaml.NewRNode(fc)
-	}
-	if results := fieldValue(root, "results"); results != nil {
-		in.results = yaml.NewRNode(results)
 	}
 	return in, nil
 }
