@@ -126,7 +126,7 @@ func TestKustomizeBuildMetadataKeepsTheJob(t *testing.T) {
 
 var renderDigest = regexp.MustCompile(`trainfn\.dev/render-digest: [0-9a-f]+`)
 
-// TestSSHKeyRecipe follows the README: make a key with ssh-keygen, let
+// TestSSHKeyRecipe follows docs/ssh-keys.md: make a key with ssh-keygen, let
 // kustomize's secretGenerator turn it into the Secret the pods mount.
 func TestSSHKeyRecipe(t *testing.T) {
 	kustomize := testtool.Find(t, "kustomize")

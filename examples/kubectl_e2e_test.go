@@ -34,11 +34,11 @@ func TestKubectlKustomizeContainer(t *testing.T) {
 	}
 }
 
-// TestKubectlKustomizeSkipsExecFunctions pins why the README sends kubectl
+// TestKubectlKustomizeSkipsExecFunctions pins why docs/kustomize.md sends kubectl
 // users to the container form: kubectl's kustomize has no --enable-exec, and
 // with --enable-alpha-plugins alone it skips exec functions without a word,
 // so the job spec comes out unexpanded. If a kubectl release changes this,
-// this test fails and the README's advice must change with it.
+// this test fails and the docs' advice must change with it.
 func TestKubectlKustomizeSkipsExecFunctions(t *testing.T) {
 	kubectl := testtool.Find(t, "kubectl")
 	transformer := filepath.Join(workspace, "examples", "kustomize", "transformer")

@@ -33,20 +33,20 @@ var recentFields = map[string]int{
 	"apps.kubernetes.io/pod-index":             28, // PodIndexLabel
 }
 
-// minimumVersion is the README's statement of the oldest Kubernetes the
-// output runs on.
+// minimumVersion is docs/kubernetes-versions.md's statement of the oldest
+// Kubernetes the output runs on.
 var minimumVersion = regexp.MustCompile(`\*\*trainfn's output needs Kubernetes 1\.(\d+) or later\*\*`)
 
 // TestMinimumKubernetesVersionCoversTheOutput reads every golden output for
-// the recent fields it uses: each must be in the README's table of them,
-// and the minimum version the README states must have turned every one on,
-// unless the README names the later version the field needs ("1.32 for a
-// job with `runPolicy.managedBy`").
+// the recent fields it uses: each must be in the docs' table of them, and
+// the minimum version the docs state must have turned every one on, unless
+// the docs name the later version the field needs ("1.32 for a job with
+// `runPolicy.managedBy`").
 func TestMinimumKubernetesVersionCoversTheOutput(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/kubernetes-versions.md")
 	require.NoError(t, err)
 	m := minimumVersion.FindSubmatch(readme)
-	require.NotNil(t, m, "README.md states no minimum Kubernetes version")
+	require.NotNil(t, m, "docs/kubernetes-versions.md states no minimum Kubernetes version")
 	minimum, err := strconv.Atoi(string(m[1]))
 	require.NoError(t, err)
 
@@ -69,21 +69,21 @@ func TestMinimumKubernetesVersionCoversTheOutput(t *testing.T) {
 	documented := versionTable(t, string(readme))
 	for key, path := range used {
 		assert.Equal(t, fmt.Sprintf("1.%d", recentFields[key]), documented[key],
-			"%s (first in %s): README.md's table of recent fields must say since when it is on by default", key, path)
+			"%s (first in %s): docs/kubernetes-versions.md's table of recent fields must say since when it is on by default", key, path)
 		if v := recentFields[key]; v > minimum {
 			later := regexp.MustCompile(`1\.` + strconv.Itoa(v) + " for [^.]*`[^`]*" + regexp.QuoteMeta(key) + "`")
 			assert.Regexp(t, later, string(readme),
-				"%s (in %s) is on by default from Kubernetes 1.%d, after the minimum README.md states, 1.%d, and README.md does not say so", key, path, v, minimum)
+				"%s (in %s) is on by default from Kubernetes 1.%d, after the minimum docs/kubernetes-versions.md states, 1.%d, and it does not say so", key, path, v, minimum)
 		}
 	}
 }
 
-// versionTable reads README.md's table of recent fields: the version each
-// field or label is on by default since, by its name.
+// versionTable reads docs/kubernetes-versions.md's table of recent fields:
+// the version each field or label is on by default since, by its name.
 func versionTable(t *testing.T, readme string) map[string]string {
 	t.Helper()
-	_, section, ok := strings.Cut(readme, "\n## Kubernetes versions\n")
-	require.True(t, ok, "README.md has no section Kubernetes versions")
+	_, section, ok := strings.Cut(readme, "# Kubernetes versions\n")
+	require.True(t, ok, "docs/kubernetes-versions.md has no title Kubernetes versions")
 	section, _, _ = strings.Cut(section, "\n## ")
 	name := regexp.MustCompile("`([^`:]+)")
 	out := map[string]string{}

@@ -11,8 +11,8 @@ import (
 
 // TestPodLabelsAreTheOperators renders a job of each operator version and
 // reads the labels of each workload's pods: those the operator put on the
-// pods of that role are there, with its values, as README.md's table of pod
-// labels lists them.
+// pods of that role are there, with its values, as docs/labels.md's table
+// of pod labels lists them.
 func TestPodLabelsAreTheOperators(t *testing.T) {
 	const (
 		jobRole      = "training.kubeflow.org/job-role"

@@ -35,7 +35,7 @@ var (
 // Where a user of the published definition reads on.
 const (
 	home         = "https://github.com/trainfn/trainfn"
-	usage        = home + "/blob/main/README.md#configuring-trainfn"
+	usage        = home + "/blob/main/docs/configuration.md"
 	exampleTrees = home + "/tree/main/examples/kustomize/"
 )
 

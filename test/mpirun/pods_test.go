@@ -94,7 +94,7 @@ type pod struct {
 
 // newCluster stands in for a cluster whose nodes have the image of an MPI
 // implementation (see newImage), and whose namespace holds the SSH Secret
-// of the job named job, created as README.md tells users: <job>-ssh.
+// of the job named job, created as docs/ssh-keys.md tells users: <job>-ssh.
 func newCluster(t *testing.T, ctx context.Context, out *rendered.Output, mpi, job string) *cluster {
 	testtool.Find(t, "unshare")
 	// First, as it skips the test without root, which the image needs too.
@@ -112,7 +112,7 @@ func newCluster(t *testing.T, ctx context.Context, out *rendered.Output, mpi, jo
 	return c
 }
 
-// sshSecret is the job's SSH Secret, made as README.md tells users to: a
+// sshSecret is the job's SSH Secret, made as docs/ssh-keys.md tells users to: a
 // key from `ssh-keygen -t ed25519 -N "" -C <job> -f id`, which kustomize's
 // secretGenerator turns into <job>-ssh with ssh-privatekey=id and
 // ssh-publickey=id.pub.
