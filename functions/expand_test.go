@@ -70,7 +70,7 @@ func TestOutputIgnoresTheOrderOfDocuments(t *testing.T) {
 
 func TestNoKeyMaterialInOutput(t *testing.T) {
 	for _, dir := range testtool.GoldenDirs(t) {
-		out, _ := renderText(t, readCase(t, filepath.Base(dir)))
+		out, _ := renderText(t, readCase(t, testtool.GoldenName(dir)))
 		assert.NotContains(t, out, "PRIVATE KEY", dir)
 		assert.NotContains(t, out, "kind: Secret", dir)
 	}

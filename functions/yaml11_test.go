@@ -28,7 +28,7 @@ func TestOutputReadsTheSameInYAML11(t *testing.T) {
 	outputs := testtool.GoldenOutputs(t)
 	require.NotEmpty(t, outputs)
 	for _, path := range outputs {
-		t.Run(filepath.Base(filepath.Dir(path)), func(t *testing.T) {
+		t.Run(testtool.GoldenName(filepath.Dir(path)), func(t *testing.T) {
 			data, err := os.ReadFile(path)
 			require.NoError(t, err)
 			assert.Equal(t, readYAML12(t, data), readYAML11(t, python, data))

@@ -20,7 +20,7 @@ import (
 func renderedOutputs(t *testing.T) map[string]string {
 	outputs := map[string]string{}
 	for _, path := range testtool.GoldenOutputs(t) {
-		outputs["testdata/"+filepath.Base(filepath.Dir(path))] = path
+		outputs["testdata/"+testtool.GoldenName(filepath.Dir(path))] = path
 	}
 	examples, err := filepath.Glob("../../examples/*/*/.expected/output.yaml")
 	require.NoError(t, err)

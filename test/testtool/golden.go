@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -13,6 +14,9 @@ import (
 // GoldenCase is a golden case: the stream trainfn render reads and, for a
 // case run as a KRM function, its function config.
 type GoldenCase struct {
+	// Name is the case's folder under its package's testdata:
+	// <version>/<case> for a kind's, prefixed by the kind's package
+	// (mpijob/v2beta1/mpi-operator-pi), or the front end's <case>.
 	Name string
 	// Dir is the case's folder.
 	Dir   string
@@ -50,15 +54,38 @@ func GoldenDirs(t testing.TB) []string {
 	return dirs
 }
 
-// GoldenDir is the folder of the golden case of this name.
+// GoldenName is the name of the golden case in dir.
+func GoldenName(dir string) string {
+	rel, err := filepath.Rel(repoRoot(), dir)
+	if err != nil {
+		return filepath.Base(dir)
+	}
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	if parts[0] == "render" && len(parts) == 5 {
+		// render/<kind>/testdata/<version>/<case>
+		return parts[1] + "/" + parts[3] + "/" + parts[4]
+	}
+	return parts[len(parts)-1]
+}
+
+// GoldenDir is the folder of the golden case of this name, or of the one
+// case whose folder has this name.
 func GoldenDir(t testing.TB, name string) string {
 	t.Helper()
+	var found []string
 	for _, dir := range GoldenDirs(t) {
-		if filepath.Base(dir) == name {
-			return dir
+		if GoldenName(dir) == name || filepath.Base(dir) == name {
+			found = append(found, dir)
 		}
 	}
-	t.Fatalf("no golden case %s", name)
+	switch len(found) {
+	case 0:
+		t.Fatalf("no golden case %s", name)
+	case 1:
+		return found[0]
+	default:
+		t.Fatalf("%d golden cases are named %s: name one by kind and version (mpijob/v2beta1/%s)", len(found), name, name)
+	}
 	return ""
 }
 
@@ -69,7 +96,7 @@ func GoldenCases(t testing.TB) []GoldenCase {
 	dirs := GoldenDirs(t)
 	cases := make([]GoldenCase, 0, len(dirs))
 	for _, dir := range dirs {
-		c := GoldenCase{Name: filepath.Base(dir), Dir: dir}
+		c := GoldenCase{Name: GoldenName(dir), Dir: dir}
 		var err error
 		if c.Input, err = os.ReadFile(filepath.Join(dir, "input.yaml")); err != nil {
 			t.Fatal(err)
