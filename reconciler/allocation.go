@@ -28,7 +28,7 @@ import (
 	"github.com/trainfn/trainfn/render/naming"
 )
 
-// Allocation runs the allocator of seed 001 over the preemptible DIJobs:
+// Allocation runs DI-orchestrator's allocator over the preemptible DIJobs:
 // every period it lets the policy decide each job's worker count and the
 // node of every new worker, then scales the job's StatefulSet and records
 // the nodes in its allocation annotation, where the reconciler reads them

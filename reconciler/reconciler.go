@@ -1,5 +1,6 @@
 // Package reconciler is trainfn's in-cluster half: it keeps the run-time
-// facts of rendered jobs, and nothing else (DESIGN invariant 6). It reads
+// facts of rendered jobs, and nothing else: GitOps owns every field
+// the render writes. It reads
 // what a job needs from the annotations the render put on its objects
 // (package handoff) and writes only fields the render leaves out:
 //

@@ -15,7 +15,7 @@ func (j *Job) Check() field.ErrorList {
 	var errs field.ErrorList
 	if len(j.Workers) == 0 {
 		return field.ErrorList{field.Required(field.NewPath("spec", "template"),
-			"set spec.template (one kind of worker, the design's shape) or spec.tasks (a kind of worker per task)")}
+			"set spec.template (one kind of worker, v1.0's shape) or spec.tasks (a kind of worker per task)")}
 	}
 	if j.Options.ElasticWorkers != nil {
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "annotations").Key(options.ElasticWorkersAnnotation),

@@ -44,7 +44,7 @@ type Job struct {
 	Options options.Options
 }
 
-// Engine is spec.engineFields with the bounds of the design's shape.
+// Engine is spec.engineFields with the bounds of v1.0's shape.
 type Engine struct {
 	// Topology is star, mesh or alone: whom a worker attaches to.
 	Topology        string
@@ -52,14 +52,14 @@ type Engine struct {
 	Min, Max        int32
 }
 
-// Workers are one kind of worker: the design's single one, or a task.
+// Workers are one kind of worker: v1.0's single one, or a task.
 type Workers struct {
 	// Workload names the Job or StatefulSet, and its pods' hostnames
 	// <Workload>-<i>.
 	Workload string
 	// Role is the pods' job-role label: worker, or the task's name.
 	Role string
-	// Task and Type are the task's name and type; empty for the design's
+	// Task and Type are the task's name and type; empty for v1.0's
 	// shape. Named tells whether the task writes its name or takes its
 	// type's, the default.
 	Task, Type string

@@ -3,7 +3,7 @@
 // (elastic bounds, discovery, clean-up) are read from annotations on the
 // objects a job renders into. The render writes the first group; the
 // reconciler writes the second, on fields the render leaves out, so the two
-// never own the same field (DESIGN invariant 6).
+// never own the same field, and GitOps never undoes the reconciler's work.
 package handoff
 
 import (

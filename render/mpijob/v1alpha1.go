@@ -18,7 +18,7 @@ import (
 )
 
 // v1alpha1Spec is what rendering reads of a kubeflow.org/v1alpha1 MPIJob
-// spec (seed 003), defaults and upstream's allocation filled in by the
+// spec (mpi-operator's first API), defaults and upstream's allocation filled in by the
 // schema.
 type v1alpha1Spec struct {
 	ProcessingResourceType string `json:"processingResourceType"`

@@ -149,7 +149,7 @@ func describe(pods []corev1.Pod) string {
 // checkInvariants checks what must hold after any scenario: the worker
 // pods the test kept were never deleted, the user's Secrets are as they
 // were, and the reconciler owns no field the rendered output sets, nor one
-// GitOps applied (DESIGN invariant 6).
+// GitOps applied.
 func (j *job) checkInvariants(t *testing.T) {
 	t.Helper()
 	ctx, cancel := timeout()

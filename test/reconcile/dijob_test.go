@@ -21,7 +21,7 @@ import (
 	"github.com/trainfn/trainfn/render/labels"
 )
 
-// diJob is a preemptible DIJob in the design's shape, as DI-engine users
+// diJob is a preemptible DIJob in v1.0's shape, as DI-engine users
 // write it.
 type diJob struct {
 	Name, Topology string

@@ -17,7 +17,7 @@ import (
 // TestGitOpsReapply applies the unchanged rendered output again after the
 // job changed at run time, as Argo CD and Flux do on every sync: the
 // run-time facts stay, and no apply conflicts with the reconciler, forced
-// or not (DESIGN invariant 6).
+// or not.
 func TestGitOpsReapply(t *testing.T) {
 	t.Parallel()
 	j, _ := startElastic(t)

@@ -20,7 +20,7 @@ import (
 )
 
 // TestSSHSecretGenerated: a job given no SSH Secret gets one, made in the
-// cluster so that no key ever is in Git (DESIGN invariant 5), and it goes
+// cluster so that no key ever is in Git, and it goes
 // with the workloads that mount it.
 func TestSSHSecretGenerated(t *testing.T) {
 	t.Parallel()
