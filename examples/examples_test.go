@@ -4,6 +4,7 @@ package examples
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -38,12 +39,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func withWorkspace(run func() int) (int, error) {
+func withWorkspace(run func() int) (_ int, err error) {
 	dir, err := os.MkdirTemp("", "trainfn-examples-")
 	if err != nil {
 		return 0, err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
 	build := exec.Command("go", "build", "-o", filepath.Join(dir, "bin", "trainfn"), "../cmd/trainfn")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
@@ -254,9 +255,9 @@ func standInDocker(t *testing.T) *dockerShim {
 	d := &dockerShim{dir: t.TempDir()}
 	// The image's directory must be readable by user nobody, which a test's
 	// temporary directories (0700) are not.
-	image, err := os.MkdirTemp("", "trainfn-image-")
+	image, err := os.MkdirTemp("", "trainfn-image-") //nolint:usetesting // t.TempDir's parent would shut user nobody out
 	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(image) })
+	t.Cleanup(func() { assert.NoError(t, os.RemoveAll(image)) })
 	require.NoError(t, os.Chmod(image, 0o755))
 	entrypoint := filepath.Join(image, "trainfn")
 	binary, err := os.ReadFile(filepath.Join(workspace, "bin", "trainfn"))
@@ -310,12 +311,12 @@ func copyWorkspace(t *testing.T) string {
 	return dir
 }
 
-func replaceInFile(t *testing.T, path, old, new string) {
+func replaceInFile(t *testing.T, path, old, replacement string) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.Contains(t, string(b), old)
-	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(b), old, new, 1)), 0o644))
+	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(b), old, replacement, 1)), 0o644))
 }
 
 // document returns the one document of a stream that contains marker.

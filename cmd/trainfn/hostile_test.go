@@ -118,7 +118,7 @@ func wrapped(items ...string) string {
 // says something else.
 type hostileInput struct{ name, stream, rl, message, rlMessage string }
 
-func hostileInputs(t *testing.T) []hostileInput {
+func hostileInputs() []hostileInput {
 	deep := func(depth int) string {
 		return strings.Replace(hostileJob, "spec:\n", "spec:\n  x: "+strings.Repeat("{a: ", depth)+"1"+strings.Repeat("}", depth)+"\n", 1)
 	}
@@ -174,7 +174,7 @@ func hostileInputs(t *testing.T) []hostileInput {
 }
 
 func TestHostileInputFailsCleanly(t *testing.T) {
-	for _, c := range hostileInputs(t) {
+	for _, c := range hostileInputs() {
 		t.Run(c.name, func(t *testing.T) {
 			render, _ := runBinary(t, writeFile(t, "input.yaml", c.stream), "render", "-")
 			assert.Equal(t, 1, render.code)
@@ -270,7 +270,8 @@ func writeStream(t *testing.T, path string, size int, resourceList bool) streamC
 	defer func() { require.NoError(t, f.Close()) }()
 	w := bufio.NewWriter(f)
 	if resourceList {
-		w.WriteString("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n")
+		_, err = w.WriteString("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n")
+		require.NoError(t, err)
 	}
 	value := strings.Repeat("x", 8000)
 	var counts streamCounts

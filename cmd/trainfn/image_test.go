@@ -95,9 +95,9 @@ func TestImageBinaryIsStatic(t *testing.T) {
 	}
 	// A directory of its own, which user nobody may enter (t.TempDir's
 	// parent is its owner's alone).
-	dir, err := os.MkdirTemp("", "trainfn-image-")
+	dir, err := os.MkdirTemp("", "trainfn-image-") //nolint:usetesting // t.TempDir's parent would shut user nobody out
 	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Cleanup(func() { assert.NoError(t, os.RemoveAll(dir)) })
 	require.NoError(t, os.Chmod(dir, 0o755))
 	bin := filepath.Join(dir, "trainfn")
 	out, err := dockerfileBuild(t, bin).CombinedOutput()

@@ -88,7 +88,10 @@ func readOpenAPI(version string) (map[string]any, error) {
 		return nil, err
 	}
 	var doc map[string]any
-	return doc, json.Unmarshal(raw, &doc)
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, err
+	}
+	return doc, nil
 }
 
 // closure returns an OpenAPI document holding only the roots and the schemas

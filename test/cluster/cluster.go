@@ -394,7 +394,7 @@ func freePorts(n int) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		defer l.Close()
+		defer l.Close() //nolint:gocritic // deferInLoop: every port stays held until all are found
 		ports = append(ports, strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
 	}
 	return ports, nil

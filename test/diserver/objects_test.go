@@ -141,7 +141,7 @@ func podsOf(ctx context.Context, w client.Object) (map[int]corev1.Pod, int, erro
 		}
 		i, err := strconv.Atoi(index)
 		if err != nil {
-			return nil, 0, fmt.Errorf("pod %s has no index: %v", p.Name, err)
+			return nil, 0, fmt.Errorf("pod %s has no index: %w", p.Name, err)
 		}
 		if p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" && p.DeletionTimestamp == nil {
 			up[i] = p

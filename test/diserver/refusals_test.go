@@ -89,7 +89,7 @@ func settled(t *testing.T, objs ...client.Object) map[string]string {
 	t.Helper()
 	var last map[string]string
 	var since time.Time
-	eventually(t, "the objects settle", func(ctx context.Context) error {
+	eventually(t, "the objects settle", func(context.Context) error {
 		now := versions(t, objs...)
 		if !maps.Equal(last, now) {
 			last, since = now, time.Now()

@@ -9,6 +9,7 @@ package gitopssync
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -80,12 +81,12 @@ func Flux(config *rest.Config, opts ssa.ApplyOptions) (Sync, error) {
 // one whose syncOptions hold ServerSideApply=true. harness is the path of
 // argocd-harness (hack/argocd-tools.sh builds it).
 func ArgoCD(harness, kubeconfig string, serverSideApply bool) Sync {
-	return func(ctx context.Context, ns string, objs []*unstructured.Unstructured) (string, error) {
+	return func(ctx context.Context, ns string, objs []*unstructured.Unstructured) (_ string, err error) {
 		manifests, err := os.CreateTemp("", "argocd-sync-*.yaml")
 		if err != nil {
 			return "", err
 		}
-		defer os.Remove(manifests.Name())
+		defer func() { err = errors.Join(err, os.Remove(manifests.Name())) }()
 		for _, o := range objs {
 			b, err := yaml.Marshal(o.Object)
 			if err != nil {

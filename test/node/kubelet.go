@@ -55,7 +55,7 @@ maxPods: 110
 // startKubelet starts the kubelet on the node's containerd, as the node's
 // own user, so that the Node authorizer lets it read only what its pods
 // use.
-func (n *Node) startKubelet(ctx context.Context, b bins) error {
+func (n *Node) startKubelet(b bins) error {
 	// Pods resolve the cluster's names alone: the machine's resolver may
 	// be a loopback address no pod can reach, and its options would be
 	// merged into the pods'.

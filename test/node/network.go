@@ -99,7 +99,7 @@ func unmountUnder(dir string) {
 			points = append(points, unescapeMount(fields[4]))
 		}
 	}
-	f.Close()
+	_ = f.Close() // read only
 	slices.SortFunc(points, func(a, b string) int { return len(b) - len(a) })
 	for _, p := range points {
 		_ = syscall.Unmount(p, syscall.MNT_DETACH)

@@ -128,7 +128,7 @@ func Start(ctx context.Context, opts Options) (n *Node, err error) {
 	if err = n.startDNS(ctx, bins); err != nil {
 		return n, err
 	}
-	if err = n.startKubelet(ctx, bins); err != nil {
+	if err = n.startKubelet(bins); err != nil {
 		return n, err
 	}
 	if err = n.startProxy(bins); err != nil {

@@ -198,7 +198,7 @@ func checkOwnership(t *testing.T, rendered, obj *unstructured.Unstructured) {
 			continue
 		}
 		var fields map[string]any
-		if err := json.Unmarshal(m.FieldsV1.Raw, &fields); err != nil {
+		if err := json.Unmarshal(m.FieldsV1.GetRawBytes(), &fields); err != nil {
 			t.Fatalf("%s %s: managedFields of %s: %v", obj.GetKind(), obj.GetName(), m.Manager, err)
 		}
 		for _, path := range leaves(nil, fields) {

@@ -153,7 +153,7 @@ func freePorts(t testing.TB, n int) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer l.Close()
+		defer l.Close() //nolint:gocritic // deferInLoop: every port stays held until all are found
 		ports = append(ports, strconv.Itoa(l.Addr().(*net.TCPAddr).Port))
 	}
 	return ports

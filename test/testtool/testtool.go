@@ -101,7 +101,11 @@ func RunWithTrainfn(m *testing.M, trainfn *string) int {
 	if err != nil {
 		panic(err)
 	}
-	defer os.RemoveAll(dir)
+	defer func() {
+		if err := os.RemoveAll(dir); err != nil {
+			panic(err)
+		}
+	}()
 	*trainfn = filepath.Join(dir, "trainfn")
 	build := exec.Command("go", "build", "-o", *trainfn, "github.com/trainfn/trainfn/cmd/trainfn")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr

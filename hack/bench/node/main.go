@@ -154,11 +154,13 @@ func (b *bench) startOperator(operator, crd string) (stop func(), err error) {
 	}
 	op := exec.CommandContext(b.ctx, operator, "--kubeConfig", b.n.Kubeconfig, "--kube-api-qps", "50", "--kube-api-burst", "100")
 	op.Stdout, op.Stderr = log, log
+	// log is the operator's output: this process never writes to it, and
+	// its Close has nothing to report.
 	if err := op.Start(); err != nil {
-		log.Close()
+		_ = log.Close()
 		return nil, err
 	}
-	return func() { _ = op.Process.Kill(); _ = op.Wait(); log.Close() }, nil
+	return func() { _ = op.Process.Kill(); _ = op.Wait(); _ = log.Close() }, nil
 }
 
 // interleaved is the systems in the order of a run: each first in turn,

@@ -63,12 +63,17 @@ func main() {
 	if *out != "" {
 		cfg.Out = *out
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
-	defer cancel()
-	if err := bench.Run(ctx, cfg, os.Stdout, os.Stderr); err != nil {
+	if err := run(cfg, *timeout); err != nil {
 		fmt.Fprintln(os.Stderr, "reconcile bench:", err)
 		os.Exit(1)
 	}
+}
+
+// run runs the benchmark until it ends, is interrupted or times out.
+func run(cfg bench.Config, timeout time.Duration) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return bench.Run(ctx, cfg, os.Stdout, os.Stderr)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,12 +23,12 @@ type config struct {
 	only            *regexp.Regexp
 }
 
-func run(cfg config, w io.Writer) error {
+func run(cfg config, w io.Writer) (err error) {
 	dir, err := os.MkdirTemp("", "trainfn-bench-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
 	previous, err := resultsfile.Read[Results](cfg.out)
 	if err != nil {
 		return err

@@ -47,12 +47,15 @@ func runOnce(bin, input string, keep bool) (sample, []byte, error) {
 	if keep {
 		cmd.Stdout = &out
 	} else if cmd.Stdout, err = os.OpenFile(os.DevNull, os.O_WRONLY, 0); err != nil {
-		reportW.Close()
+		_ = reportW.Close()
 		return sample{}, nil, err
 	}
 	cmd.Stderr = &stderr
 	err = cmd.Start()
-	reportW.Close()
+	// This process's copy of the pipe's write end, closed so that the
+	// child's is the last and the read ends when it exits; and the null
+	// device below: nothing written here, nothing for Close to report.
+	_ = reportW.Close()
 	var s sample
 	if err == nil {
 		_, scanErr := fmt.Fscan(report, &s.wall, &s.peakKiB)
@@ -62,7 +65,7 @@ func runOnce(bin, input string, keep bool) (sample, []byte, error) {
 		}
 	}
 	if f, ok := cmd.Stdout.(*os.File); ok {
-		f.Close()
+		_ = f.Close()
 	}
 	if err != nil {
 		return sample{}, nil, fmt.Errorf("%s < %s: %w: %s", bin, input, err, lastLines(stderr.String(), 5))

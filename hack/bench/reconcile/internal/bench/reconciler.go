@@ -35,7 +35,9 @@ func (b *run) startReconciler(ctx context.Context, name string) (*reconciler, er
 		return nil, err
 	}
 	addr := l.Addr().String()
-	l.Close()
+	if err := l.Close(); err != nil {
+		return nil, err
+	}
 	logPath := filepath.Join(b.dir, "reconciler-"+name+".log")
 	log, err := os.Create(logPath)
 	if err != nil {
