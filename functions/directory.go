@@ -44,7 +44,9 @@ func WriteKustomization(dir string, objects []*yaml.RNode) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(staging)
+	// A staging folder left behind on failure holds only a copy: the
+	// write's own error is the one to report.
+	defer func() { _ = os.RemoveAll(staging) }()
 	if err := writeFiles(staging, files); err != nil {
 		return err
 	}
@@ -143,7 +145,7 @@ func replaceable(dir string) error {
 		ours[filepath.FromSlash(r)] = true
 		ours[filepath.Dir(filepath.FromSlash(r))] = true
 	}
-	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+	return filepath.WalkDir(dir, func(p string, _ os.DirEntry, err error) error {
 		if err != nil || p == dir {
 			return err
 		}
@@ -180,7 +182,9 @@ func swap(staging, dir string) error {
 		return err
 	}
 	if err := exchange(staging, dir); err == nil {
-		os.RemoveAll(staging)
+		// staging now holds the old files; the new ones are in place
+		// whether or not they are removed.
+		_ = os.RemoveAll(staging)
 		return nil
 	}
 	old := staging + ".old"
@@ -197,7 +201,8 @@ func swap(staging, dir string) error {
 		return err
 	}
 	if hadOld {
-		os.RemoveAll(old)
+		// The new files are in place; the old copy is only clutter.
+		_ = os.RemoveAll(old)
 	}
 	return nil
 }

@@ -248,7 +248,7 @@ func sortObjects(objects []*yaml.RNode) {
 	sort.SliceStable(objects, func(i, j int) bool {
 		a, b := ids[objects[i]], ids[objects[j]]
 		if !a.Gvk.Equals(b.Gvk) {
-			return a.Gvk.IsLessThan(b.Gvk)
+			return a.Gvk.IsLessThan(b.Gvk) //nolint:staticcheck // named as in the Equals above, which ResId defines for itself
 		}
 		if a.Namespace != b.Namespace {
 			return a.Namespace < b.Namespace

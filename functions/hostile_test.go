@@ -25,11 +25,11 @@ import (
 // hostileJob is a small MPIJob that renders; cases edit it.
 var hostileJob = jobstream.Minimal
 
-// edited is text with old replaced by new once; old must be there.
-func edited(t *testing.T, text, old, new string) string {
+// edited is text with old replaced by replacement once; old must be there.
+func edited(t *testing.T, text, old, replacement string) string {
 	t.Helper()
 	require.Contains(t, text, old)
-	return strings.Replace(text, old, new, 1)
+	return strings.Replace(text, old, replacement, 1)
 }
 
 // rendered is what trainfn render makes of a stream: the output, or the
@@ -153,8 +153,8 @@ func TestHostileResourceListWithAliasedItems(t *testing.T) {
 }
 
 func TestHostileDeepNesting(t *testing.T) {
-	nested := func(open, close string, depth int) string {
-		return strings.Repeat(open, depth) + "1" + strings.Repeat(close, depth)
+	nested := func(opening, closing string, depth int) string {
+		return strings.Repeat(opening, depth) + "1" + strings.Repeat(closing, depth)
 	}
 	passThrough := "apiVersion: example.com/v1\nkind: Deep\nmetadata:\n  name: deep\nspec: "
 	for _, depth := range []int{10_000, 100_000} {

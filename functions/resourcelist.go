@@ -2,6 +2,7 @@ package functions
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 
@@ -105,7 +106,7 @@ func readResourceList(data []byte) (*listInput, error) {
 		return nil, nil
 	}
 	var next yaml.Node
-	if err := decoder.Decode(&next); err != io.EOF {
+	if err := decoder.Decode(&next); !errors.Is(err, io.EOF) {
 		// Another document follows: the framework reads the list as one
 		// item among others.
 		return nil, nil

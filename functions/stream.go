@@ -2,6 +2,7 @@ package functions
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -206,7 +207,7 @@ func syntaxError(doc Source, err error) Diagnostic {
 func decode(text string) ([]*yaml.RNode, error) {
 	var node yaml.Node
 	if err := yaml.NewDecoder(bytes.NewBufferString(text)).Decode(&node); err != nil {
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return nil, nil
 		}
 		return nil, err

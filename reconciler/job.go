@@ -160,7 +160,7 @@ func bounds(s *appsv1.StatefulSet) (options.Bounds, int32, error) {
 		return b, 0, fmt.Errorf("annotation %s: %w", handoff.ElasticWorkers, err)
 	}
 	first, err := strconv.ParseInt(s.Annotations[handoff.Workers], 10, 32)
-	if err != nil || int32(first) < b.Min || int32(first) > b.Max {
+	if err != nil || first < int64(b.Min) || first > int64(b.Max) {
 		return b, 0, fmt.Errorf("annotation %s: %q is not a count within %s", handoff.Workers, s.Annotations[handoff.Workers], b)
 	}
 	return b, int32(first), nil

@@ -267,7 +267,7 @@ func structuralProblems(schema cue.Value, root, node *yaml.Node, path []string) 
 		for i := 0; i+1 < len(node.Content); i += 2 {
 			key, value := node.Content[i], node.Content[i+1]
 			present[key.Value] = true
-			sub := append(path[:len(path):len(path)], key.Value)
+			sub := slices.Concat(path, []string{key.Value})
 			if fieldSchema, ok := lookupField(schema, key.Value); ok {
 				out = append(out, structuralProblems(fieldSchema, root, value, sub)...)
 				continue

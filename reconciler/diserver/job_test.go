@@ -2,6 +2,7 @@ package diserver
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"testing"
 
@@ -22,8 +23,8 @@ func reading(objs ...client.Object) client.Reader {
 func requireRefusal(t *testing.T, err error, status int, mentions string) {
 	t.Helper()
 	require.Error(t, err)
-	refused, ok := err.(*requestError)
-	require.True(t, ok, "%T %v is not a refusal", err, err)
+	var refused *requestError
+	require.True(t, errors.As(err, &refused), "%T %v is not a refusal", err, err)
 	require.Equal(t, status, refused.status, refused.message)
 	require.Contains(t, refused.message, mentions)
 }

@@ -142,7 +142,7 @@ func TestList(t *testing.T) {
 		{"team-b", "sac", jobstatus.DIJob, phase.Running, 1, 1},
 	}, rows(all))
 	assert.Equal(t, phase.Running, all[1].Recorded)
-	assert.Equal(t, created, all[1].Created.Time.UTC(), "the job's age is its first workload's")
+	assert.Equal(t, created, all[1].Created.UTC(), "the job's age is its first workload's")
 
 	research, err := jobstatus.List(context.Background(), c, "research")
 	require.NoError(t, err)

@@ -120,7 +120,7 @@ func (f *sshFixture) listening(t *testing.T) {
 	require.Eventually(t, func() bool {
 		c, err := net.DialTimeout("tcp", "127.0.0.1:"+f.port, time.Second)
 		if err == nil {
-			c.Close()
+			_ = c.Close()
 		}
 		return err == nil
 	}, 30*time.Second, 50*time.Millisecond, "sshd does not listen")

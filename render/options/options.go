@@ -91,15 +91,15 @@ func (b Bounds) String() string { return fmt.Sprintf("%d:%d", b.Min, b.Max) }
 // ParseBounds reads MIN:MAX, 1 <= MIN <= MAX <= MaxWorkers.
 func ParseBounds(s string) (Bounds, error) {
 	lo, hi, ok := strings.Cut(s, ":")
-	min, err1 := strconv.ParseInt(lo, 10, 32)
-	max, err2 := strconv.ParseInt(hi, 10, 32)
+	low, err1 := strconv.ParseInt(lo, 10, 32)
+	high, err2 := strconv.ParseInt(hi, 10, 32)
 	if !ok || err1 != nil || err2 != nil {
 		return Bounds{}, fmt.Errorf("must be MIN:MAX, two worker counts such as 2:8")
 	}
-	if min < 1 || min > max || max > MaxWorkers {
+	if low < 1 || low > high || high > MaxWorkers {
 		return Bounds{}, fmt.Errorf("must satisfy 1 <= MIN <= MAX <= %d", MaxWorkers)
 	}
-	return Bounds{Min: int32(min), Max: int32(max)}, nil
+	return Bounds{Min: int32(low), Max: int32(high)}, nil
 }
 
 // MPI are the choices for MPIJobs.

@@ -105,7 +105,9 @@ func Annotate(obj *yaml.RNode, annotations map[string]string) {
 	meta := obj.Field("metadata").Value
 	existing := meta.Field("annotations")
 	if existing == nil || existing.Value.IsNil() {
-		meta.Pipe(yaml.SetField("annotations", yaml.NewRNode(ynode.Map())))
+		// The render's own objects have a metadata mapping, which a field
+		// can always be set in.
+		_ = meta.PipeE(yaml.SetField("annotations", yaml.NewRNode(ynode.Map())))
 		existing = meta.Field("annotations")
 	}
 	node := existing.Value.YNode()

@@ -38,7 +38,7 @@ func ExampleSet_JSONSchema() {
 // Every kind's schema, laid out where kubeconform looks for it.
 func ExampleSet_WriteKubeconform() {
 	dir, _ := os.MkdirTemp("", "schemas-")
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	set, _ := export.Build()
 	written, _ := set.WriteKubeconform(dir)
 	for _, path := range written {
