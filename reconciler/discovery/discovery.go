@@ -1,8 +1,8 @@
 // Package discovery computes an elastic MPIJob's host discovery script
-// (Horovod's --host-discovery-script, as mpi-operator's elastic
-// Horovod proposal uses it) from the job's live pods:
-// one "host:slots" line per pod that can take work now, the launcher first
-// when it also works, then the workers in index order.
+// (Horovod's --host-discovery-script, as mpi-operator's elastic Horovod
+// proposal uses it) from the job's live pods: one "host:slots" line per pod
+// that can take work now, the launcher first when it also works, then the
+// workers in index order.
 package discovery
 
 import (

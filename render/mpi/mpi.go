@@ -221,9 +221,9 @@ const KubectlDir = "/opt/kube"
 const KubectlPath = KubectlDir + "/kubectl"
 
 // Kubexec is mpirun's remote shell in the KubectlExec launch mode
-// (mpi-operator v1alpha1's kubexec.sh): called as `kubexec.sh HOST COMMAND...`, it runs the
-// command in the worker pod named by the host's first label, in its main
-// container. Worker pods are named as their hosts (a StatefulSet's), so the
+// (mpi-operator v1alpha1's kubexec.sh): called as
+// `kubexec.sh HOST COMMAND...`, it runs the command in the worker pod
+// named by the host's first label, in its main container. Worker pods are named as their hosts (a StatefulSet's), so the
 // launcher needs exec rights on those pods alone.
 func Kubexec(container string) string {
 	return `#!/bin/sh
