@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -126,28 +127,54 @@ func (a *Allocation) Optimize(ctx context.Context) error {
 	if policyErr != nil {
 		log.FromContext(ctx).Info("some preemptible jobs do not fit", "reason", policyErr.Error())
 	}
+	// Jobs that shrink first: their room is what the growing ones are
+	// given, and a pod of a job scaled up before it is free would be
+	// placed while the room is still taken.
+	slices.SortStableFunc(jobs, func(x, y preemptible) int {
+		return cmp.Compare(growth(x, decided[x.info.Key]), growth(y, decided[y.info.Key]))
+	})
 	var errs []error
+	shrunk := true
 	for _, j := range jobs {
 		list := decided[j.info.Key]
 		if len(list) == 0 {
 			// Its minimum finds no room now; it keeps what it runs.
 			continue
 		}
-		errs = append(errs, a.apply(ctx, j, list))
+		if growth(j, list) > 0 && !shrunk {
+			// A job that was to give up room still holds it: growing
+			// now would overcommit the nodes. The next period decides
+			// again from what runs.
+			continue
+		}
+		applied, err := a.apply(ctx, j, list)
+		errs = append(errs, err)
+		if growth(j, list) < 0 && !applied {
+			shrunk = false
+		}
 	}
 	return errors.Join(errs...)
 }
 
-// apply scales a job to its decided count and records the nodes, on
-// condition that the StatefulSet is still the one read: a count the DI
-// server or a person set meanwhile is not overwritten, and the next period
-// decides again from it.
-func (a *Allocation) apply(ctx context.Context, j preemptible, list allocator.NodeList) error {
+// growth is how many workers a decided list adds to a job; none when
+// nothing is decided for it.
+func growth(j preemptible, list allocator.NodeList) int {
+	if len(list) == 0 {
+		return 0
+	}
+	return len(list) - int(phase.Replicas(j.set))
+}
+
+// apply scales a job to its decided count and records the nodes, and
+// tells whether it did, on condition that the StatefulSet is still the one
+// read: a count the DI server or a person set meanwhile is not
+// overwritten, and the next period decides again from it.
+func (a *Allocation) apply(ctx context.Context, j preemptible, list allocator.NodeList) (bool, error) {
 	current := phase.Replicas(j.set)
 	recorded, _ := allocationOf(j.set)
 	if int32(len(list)) == current && slices.Equal(recorded, list) {
 		a.reserve(j, list)
-		return nil
+		return true, nil
 	}
 	patch := map[string]any{"metadata": map[string]any{
 		"resourceVersion": j.set.ResourceVersion,
@@ -158,9 +185,9 @@ func (a *Allocation) apply(ctx context.Context, j preemptible, list allocator.No
 	}
 	if err := mergePatch(ctx, a.Client, a.Metrics, j.set, patch); err != nil {
 		if apierrors.IsConflict(err) {
-			return nil
+			return false, nil
 		}
-		return err
+		return false, err
 	}
 	// Reserved once recorded: until then, the reservations stand for what
 	// the pods are being pinned to.
@@ -170,7 +197,7 @@ func (a *Allocation) apply(ctx context.Context, j preemptible, list allocator.No
 		a.Recorder.Eventf(j.set, nil, corev1.EventTypeNormal, "Allocated", "Scale", "the allocator gives the job %d workers (was %d)", len(list), current)
 		log.FromContext(ctx).Info("allocated workers", "statefulSet", j.set.Name, "namespace", j.set.Namespace, "from", current, "to", len(list))
 	}
-	return nil
+	return true, nil
 }
 
 // reserve records the nodes of a job's unbound workers, and forgets those
@@ -185,7 +212,9 @@ func (a *Allocation) reserve(j preemptible, list allocator.NodeList) {
 		}
 	}
 	for i, node := range list {
-		if j.unbound[i] {
+		// An index the job is scaled up to has no pod yet: unbound too,
+		// and its pod, when made, must find its node reserved.
+		if j.unbound[i] || i >= len(j.prev) {
 			a.reserved[workerOf(j.set, i)] = reservation{node: node, request: j.info.Request}
 		}
 	}
