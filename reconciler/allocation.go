@@ -212,10 +212,18 @@ func (a *Allocation) reserve(j preemptible, list allocator.NodeList) {
 		}
 	}
 	for i, node := range list {
-		// An index the job is scaled up to has no pod yet: unbound too,
-		// and its pod, when made, must find its node reserved.
-		if j.unbound[i] || i >= len(j.prev) {
-			a.reserved[workerOf(j.set, i)] = reservation{node: node, request: j.info.Request}
+		w := workerOf(j.set, i)
+		if i >= len(j.prev) {
+			// An index the job is scaled up to: its pod, when made, must
+			// find its node reserved, unless a gated pod of a count set
+			// since has been placed already.
+			if _, placed := a.reserved[w]; !placed {
+				a.reserved[w] = reservation{node: node, request: j.info.Request}
+			}
+			continue
+		}
+		if j.unbound[i] {
+			a.reserved[w] = reservation{node: node, request: j.info.Request}
 		}
 	}
 }
