@@ -61,7 +61,7 @@ lint:
 
 ## golden: rewrite the expected outputs from the current code; review the diff
 golden: tools
-	$(GO) test -count=1 ./render/... ./functions ./examples -update \
+	$(GO) test -count=1 ./render/mpijob ./render/pytorchjob ./render/dijob ./functions ./examples -update \
 		-run 'TestGolden|TestKustomize|TestKptRender$$|TestHelmPostRenderer$$|TestHelmPlugin$$|TestFlux'
 	hack/argocd-tools.sh
 	$(GO) test -count=1 -tags e2e ./examples -update -run 'TestArgoCDPlugin$$|TestArgoCDKustomizeBuildOptions$$'
@@ -78,9 +78,10 @@ bench-node: build node-tools
 	hack/bench-node.sh $(BENCH_NODE_FLAGS)
 
 ## bench: whole trainfn processes against the floor (a pass-through KRM function
-## on the same kyaml) and the Go benchmarks of schemas and rendering, then the
-## reconciler's discovery latency, API requests and memory on a real control plane
-## (hack/bench/README.md; BENCH_RENDER_FLAGS='-cases 1,000' or
+## on the same kyaml), the Go benchmarks of schemas and rendering and the
+## launcher's wait for its workers, then the reconciler's discovery latency,
+## API requests and memory on a real control plane (hack/bench/README.md;
+## BENCH_RENDER_FLAGS='-cases 1,000', BENCH_LAUNCH_FLAGS=-quick or
 ## BENCH_RECONCILE_FLAGS=-quick for a short run)
 bench: build cluster-tools
 	hack/bench.sh $(BENCH_RENDER_FLAGS)

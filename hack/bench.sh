@@ -10,6 +10,9 @@ go build -o .cache/bench/floor ./hack/bench/floor
 go run ./hack/bench/render -bin bin/trainfn -floor .cache/bench/floor -runs "${RUNS:-10}" "$@"
 
 echo
+go run ./hack/bench/launch ${BENCH_LAUNCH_FLAGS:-}
+
+echo
 go test -run '^$' -bench . -benchmem -count "${COUNT:-6}" ./schemas ./functions >.cache/bench/go-new.txt
 if [[ -f .cache/bench/go.txt ]]; then
 	.cache/bin/benchstat previous=.cache/bench/go.txt now=.cache/bench/go-new.txt

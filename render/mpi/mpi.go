@@ -113,15 +113,22 @@ const WaitTimeoutEnv = "TRAINFN_WAIT_TIMEOUT_SECONDS"
 // DefaultWaitTimeout, in seconds, leaves room for worker images to be pulled.
 const DefaultWaitTimeout = "600"
 
+// WaitParallelEnv bounds how many workers WaitForWorkers probes at once;
+// each remote shell has its own default (remoteShell.parallel).
+const WaitParallelEnv = "TRAINFN_WAIT_PARALLEL"
+
 // WaitForWorkers is a POSIX shell script that returns once every host in the
 // hostfile but the launcher's own accepts an SSH session from the launcher's
-// user. It fails, with ssh's last error, when WaitTimeoutEnv seconds pass
-// without another worker answering: a stall is bounded, however many workers
-// a large job checks in turn. Retrying inside one process keeps a slow start
-// from counting against the launcher's backoffLimit. It uses the image's own
-// ssh, with the job's key, the image's ssh_config and the extra ssh arguments
-// the implementation's variables give mpirun (a port, say), so it proves
-// exactly what mpirun will need.
+// user. It probes the workers in rounds, many at a time, so that a job of
+// thousands of workers starts moments after its last one can; each round
+// after the first, two seconds on, probes only the workers that did not
+// answer. It fails, with ssh's last error, when WaitTimeoutEnv seconds pass
+// without another worker answering: a stall is bounded, however many
+// workers there are. Retrying inside one process keeps a slow start from
+// counting against the launcher's backoffLimit. It uses the image's own
+// ssh, with the job's key, the image's ssh_config and the extra ssh
+// arguments the implementation's variables give mpirun (a port, say), so
+// it proves exactly what mpirun will need.
 var WaitForWorkers = waitScript(overSSH)
 
 // WaitForExec is WaitForWorkers for the KubectlExec launch mode: it returns
@@ -137,6 +144,9 @@ type remoteShell struct {
 	// check fails early when the launcher lacks the remote shell; extra
 	// prepares what probe, a command that succeeds on "$host", needs.
 	check, extra, probe string
+	// parallel is how many probes run at once unless WaitParallelEnv
+	// says otherwise, bounded by what a client costs the launcher.
+	parallel string
 }
 
 var overSSH = remoteShell{
@@ -152,6 +162,9 @@ fi
 	probe: `ssh -n -o BatchMode=yes -o ConnectTimeout=5 -o ConnectionAttempts=1 \
       -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
       $extra "$host" true`,
+	// An ssh client holds a few MiB while it connects: 32 of them fit in
+	// the memory a launcher asks for.
+	parallel: "32",
 }
 
 var overKubectlExec = remoteShell{
@@ -163,12 +176,16 @@ var overKubectlExec = remoteShell{
 fi
 `,
 	probe: `/bin/sh ` + ConfigDir + "/" + KubexecKey + ` "$host" true </dev/null`,
+	// A kubectl takes tens of MiB, and each a request of the API server.
+	parallel: "4",
 }
 
 func waitScript(r remoteShell) string {
 	return strings.NewReplacer(
 		"{{timeoutEnv}}", WaitTimeoutEnv,
 		"{{defaultTimeout}}", DefaultWaitTimeout,
+		"{{parallelEnv}}", WaitParallelEnv,
+		"{{defaultParallel}}", r.parallel,
 		"{{hostfile}}", ConfigDir+"/"+HostfileKey,
 		"{{accepts}}", r.accepts,
 		"{{accept}}", r.accept,
@@ -178,10 +195,15 @@ func waitScript(r remoteShell) string {
 	).Replace(waitTemplate)
 }
 
+// waitTemplate probes in rounds and keeps no file of its own (the
+// launcher's file system may be read-only): each probe of a round writes
+// one line, "ok HOST" or "no HOST ERROR", shorter than a pipe's atomic
+// write, into the pipe the round's output is read from.
 const waitTemplate = `#!/bin/sh
 # Rendered by trainfn: returns once every worker in the hostfile {{accepts}},
-# so mpirun never starts before its hosts do. Gives up when
-# {{timeoutEnv}} pass without another worker answering.
+# so mpirun never starts before its hosts do. Probes {{parallelEnv}}
+# workers at a time; gives up when {{timeoutEnv}} pass without another
+# worker answering.
 set -f
 timeout=${{{timeoutEnv}}:-{{defaultTimeout}}}
 case $timeout in
@@ -189,27 +211,76 @@ case $timeout in
   printf 'trainfn: {{timeoutEnv}} must be a number of seconds, not "%s"\n' "$timeout" >&2
   exit 1 ;;
 esac
+parallel=${{{parallelEnv}}:-{{defaultParallel}}}
+case $parallel in
+''|*[!0-9]*|0)
+  printf 'trainfn: {{parallelEnv}} must be a number of workers, at least 1, not "%s"\n' "$parallel" >&2
+  exit 1 ;;
+esac
 {{check}}self=$(cat /etc/hostname 2>/dev/null || hostname)
 self=${self%%.*}
-{{extra}}since=$(date +%s)
-while read -r host _; do
-  host=${host%%:*}
-  case $host in ""|"#"*) continue ;; esac
-  [ "${host%%.*}" = "$self" ] && continue
-  tries=0
-  until err=$({{probe}} 2>&1); do
-    waited=$(( $(date +%s) - since ))
-    if [ "$waited" -ge "$timeout" ]; then
-      printf 'trainfn: worker %s did not {{accept}} within %ss: %s\n' "$host" "$timeout" "$err" >&2
-      exit 1
+{{extra}}probe_all() {
+  n=0
+  while read -r host _; do
+    host=${host%%:*}
+    case $host in ""|"#"*) continue ;; esac
+    [ "${host%%.*}" = "$self" ] && continue
+    {
+      if err=$({{probe}} 2>&1); then
+        printf 'ok %s\n' "$host"
+      else
+        set -- $err
+        printf 'no %s %.200s\n' "$host" "$*"
+      fi
+    } &
+    n=$((n + 1))
+    if [ "$n" -ge "$parallel" ]; then
+      wait
+      n=0
     fi
-    [ $((tries % 15)) -eq 0 ] && printf 'trainfn: waiting for %s (%ss): %s\n' "$host" "$waited" "$err"
-    tries=$((tries + 1))
-    sleep 2
   done
-  printf 'trainfn: %s {{accepts}}\n' "$host"
-  since=$(date +%s)
-done < {{hostfile}}
+  wait
+}
+since=$(date +%s)
+results=$(probe_all < {{hostfile}})
+round=0
+while :; do
+  pending=
+  left=0
+  answered=
+  while read -r said host reason; do
+    case $said in
+    ok)
+      printf 'trainfn: %s {{accepts}}\n' "$host"
+      answered=1 ;;
+    no)
+      if [ "$left" -eq 0 ]; then
+        first=$host
+        err=$reason
+      fi
+      left=$((left + 1))
+      pending="$pending$host
+" ;;
+    esac
+  done <<HOSTS
+$results
+HOSTS
+  [ "$left" -eq 0 ] && exit 0
+  [ -n "$answered" ] && since=$(date +%s)
+  waited=$(( $(date +%s) - since ))
+  if [ "$waited" -ge "$timeout" ]; then
+    printf 'trainfn: worker %s did not {{accept}} within %ss: %s\n' "$first" "$timeout" "$err" >&2
+    exit 1
+  fi
+  if [ $((round % 15)) -eq 0 ]; then
+    others=
+    [ "$left" -gt 1 ] && others=" and $((left - 1)) more"
+    printf 'trainfn: waiting for %s%s (%ss): %s\n' "$first" "$others" "$waited" "$err"
+  fi
+  round=$((round + 1))
+  sleep 2
+  results=$(printf '%s' "$pending" | probe_all)
+done
 `
 
 // KubectlDir is where the KubectlExec launcher finds kubectl, delivered by

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -99,7 +100,8 @@ func TestWaitForWorkersWaitsForALateWorker(t *testing.T) {
 	stdout, stderr, err := f.wait(t, Hostfile(OpenMPI, []Host{{"localhost", 1}, {"127.0.0.1", 1}}), 120)
 	require.NoError(t, <-started)
 	require.NoError(t, err, "stdout: %s\nstderr: %s", stdout, stderr)
-	assert.Contains(t, stdout, "trainfn: waiting for localhost")
+	// Both are probed at once, so either may be named first.
+	assert.Regexp(t, `trainfn: waiting for (localhost|127\.0\.0\.1) and 1 more \(0s\): .*Connection refused`, stdout)
 	assert.Contains(t, stdout, "trainfn: localhost accepts SSH")
 	assert.Contains(t, stdout, "trainfn: 127.0.0.1 accepts SSH")
 }
@@ -165,4 +167,94 @@ func TestWaitForWorkersWithoutSSH(t *testing.T) {
 	_, stderr, err := f.wait(t, Hostfile(OpenMPI, []Host{{"localhost", 1}}), 600)
 	require.Error(t, err)
 	assert.Contains(t, stderr, "trainfn: the launcher's image has no ssh")
+}
+
+func TestWaitForWorkersRefusesABadParallelism(t *testing.T) {
+	f := newSSHFixture(t)
+	for _, bad := range []string{"0", "many", "-1"} {
+		f.env = []string{WaitParallelEnv + "=" + bad}
+		_, stderr, err := f.wait(t, Hostfile(OpenMPI, []Host{{"localhost", 1}}), 10)
+		require.Error(t, err, bad)
+		assert.Contains(t, stderr, `trainfn: TRAINFN_WAIT_PARALLEL must be a number of workers, at least 1, not "`+bad+`"`)
+	}
+}
+
+// standInSSH puts an ssh on PATH that takes a moment, records each call's
+// host in dir/calls and how many calls it saw running (dir/seen.PID), and
+// succeeds for every host but those listed in dir/down.
+func standInSSH(t *testing.T, f *sshFixture) string {
+	bin, state := t.TempDir(), t.TempDir()
+	// The probe ends with: HOST true.
+	script := `#!/bin/sh
+host=
+for a; do [ "$a" = true ] && break; host=$a; done
+echo "$host" >> ` + state + `/calls
+mkdir -p ` + state + `/running
+touch ` + state + `/running/$$
+sleep 0.3
+set -- ` + state + `/running/*
+echo $# > ` + state + `/seen.$$
+rm ` + state + `/running/$$
+if grep -qx "$host" ` + state + `/down 2>/dev/null; then
+  echo "ssh: connect to host $host port 22: Connection refused" >&2
+  exit 255
+fi
+`
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "ssh"), []byte(script), 0o755))
+	f.env = append(f.env, "PATH="+bin+":"+os.Getenv("PATH"))
+	return state
+}
+
+// mostSeen is the most probes a stand-in ssh saw running at once.
+func mostSeen(t *testing.T, state string) int {
+	seen, err := filepath.Glob(filepath.Join(state, "seen.*"))
+	require.NoError(t, err)
+	most := 0
+	for _, p := range seen {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		require.NoError(t, err)
+		most = max(most, n)
+	}
+	return most
+}
+
+// Workers are probed many at a time, never more than the bound; a worker
+// that answers is not asked again while a late one is.
+func TestWaitForWorkersProbesInParallelRounds(t *testing.T) {
+	f := newSSHFixture(t)
+	state := standInSSH(t, f)
+	f.env = append(f.env, WaitParallelEnv+"=4")
+	var hosts []Host
+	for i := range 12 {
+		hosts = append(hosts, Host{fmt.Sprintf("worker-%d.job", i), 1})
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(state, "down"), []byte("worker-7.job\n"), 0o644))
+	go func() {
+		// worker-7 comes up after its first probe has failed.
+		time.Sleep(time.Second)
+		_ = os.Remove(filepath.Join(state, "down"))
+	}()
+	stdout, stderr, err := f.wait(t, Hostfile(OpenMPI, hosts), 60)
+	require.NoError(t, err, "stdout: %s\nstderr: %s", stdout, stderr)
+	for _, h := range hosts {
+		assert.Contains(t, stdout, "trainfn: "+h.Name+" accepts SSH\n")
+	}
+	assert.Contains(t, stdout, "trainfn: waiting for worker-7.job (0s): ssh: connect to host worker-7.job port 22: Connection refused")
+
+	most := mostSeen(t, state)
+	assert.LessOrEqual(t, most, 4, "no more than 4 probes run at once")
+	assert.GreaterOrEqual(t, most, 2, "probes run side by side")
+	calls, err := os.ReadFile(filepath.Join(state, "calls"))
+	require.NoError(t, err)
+	perHost := map[string]int{}
+	for _, h := range strings.Fields(string(calls)) {
+		perHost[h]++
+	}
+	assert.Equal(t, 2, perHost["worker-7.job"], "the late worker is probed again")
+	delete(perHost, "worker-7.job")
+	for h, n := range perHost {
+		assert.Equal(t, 1, n, "%s answered at once and is asked no more", h)
+	}
 }
