@@ -118,7 +118,9 @@ func (r Registry) Render(doc *yaml.RNode, opts options.Options, v *schemas.Valid
 }
 
 // run takes a valid document through the kind's phases and the shared
-// passes, stopping at the first phase that finds an error.
+// passes, stopping at the first phase that finds an error. Errors in the
+// job's metadata, which every object would carry, are reported with it,
+// as the API server would report them together.
 func run(kind Kind, valid *schemas.Validated, opts options.Options) (result.Output, field.ErrorList) {
 	doc := valid.Doc
 	leftovers := leftoverWarnings(doc)
