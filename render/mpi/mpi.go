@@ -117,6 +117,11 @@ const DefaultWaitTimeout = "600"
 // each remote shell has its own default (remoteShell.parallel).
 const WaitParallelEnv = "TRAINFN_WAIT_PARALLEL"
 
+// DefaultWaitParallel is how many workers WaitForWorkers probes at once
+// over SSH: an ssh client holds a few MiB while it connects, and 32 of
+// them fit in the memory a launcher asks for.
+const DefaultWaitParallel = "32"
+
 // WaitForWorkers is a POSIX shell script that returns once every host in the
 // hostfile but the launcher's own accepts an SSH session from the launcher's
 // user. It probes the workers in rounds, many at a time, so that a job of
@@ -162,9 +167,7 @@ fi
 	probe: `ssh -n -o BatchMode=yes -o ConnectTimeout=5 -o ConnectionAttempts=1 \
       -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
       $extra "$host" true`,
-	// An ssh client holds a few MiB while it connects: 32 of them fit in
-	// the memory a launcher asks for.
-	parallel: "32",
+	parallel: DefaultWaitParallel,
 }
 
 var overKubectlExec = remoteShell{

@@ -39,14 +39,16 @@ func Fuzz(f *testing.F, kind schemas.Kind) {
 	for _, doc := range testtool.GoldenDocuments(f, kind.Kind) {
 		f.Add(doc)
 	}
+	// A fuzz worker runs one input at a time.
+	validator := schemas.NewValidator()
 	f.Fuzz(func(t *testing.T, text string) {
-		first, accepted := renderText(t, k, text)
+		first, accepted := renderText(t, k, validator, text)
 		if !accepted {
 			return
 		}
 		// Go randomizes map order on every range: a second run from a
 		// fresh parse catches output that depends on it.
-		again, _ := renderText(t, k, text)
+		again, _ := renderText(t, k, validator, text)
 		require.Equal(t, first, again, "the same document renders to the same bytes")
 	})
 }
@@ -60,7 +62,7 @@ type rendered struct {
 
 // renderText renders text as a document of kind; false when it is no
 // document of the kind its schema accepts.
-func renderText(t *testing.T, kind render.Kind, text string) (rendered, bool) {
+func renderText(t *testing.T, kind render.Kind, validator *schemas.Validator, text string) (rendered, bool) {
 	t.Helper()
 	doc, err := yaml.Parse(text)
 	if err != nil || doc.YNode().Kind != yaml.MappingNode {
@@ -72,7 +74,7 @@ func renderText(t *testing.T, kind render.Kind, text string) (rendered, bool) {
 	if err := doc.PipeE(yaml.SetField("kind", yaml.NewStringRNode(kind.Kind.Kind))); err != nil {
 		return rendered{}, false
 	}
-	valid, problems := schemas.Validate(doc, kind.Schema)
+	valid, problems := validator.Validate(doc, kind.Schema)
 	require.True(t, (valid == nil) != (len(problems) == 0), "a document is either accepted or rejected with problems: %v", problems)
 	if valid == nil {
 		return rendered{}, false
@@ -101,10 +103,6 @@ func renderText(t *testing.T, kind render.Kind, text string) (rendered, bool) {
 	}
 	return r, true
 }
-
-// validator is the fuzz targets' own: a fuzz worker runs one input at a
-// time.
-var validator = schemas.NewValidator()
 
 // requireRoundTrip writes objects as one stream and reads them back: each
 // is read as it was written. It returns the stream.

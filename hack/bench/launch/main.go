@@ -74,7 +74,7 @@ func run(out *os.File, counts []int, latency time.Duration, quick bool) error {
 	if err := os.WriteFile(filepath.Join(bin, "ssh"), []byte(ssh), 0o755); err != nil {
 		return err
 	}
-	parallel := defaultParallel()
+	parallel := mpi.DefaultWaitParallel
 	fmt.Fprintf(out, "The launcher's wait for its workers (wait_for_workers.sh), every worker accepting SSH from the start;\n")
 	fmt.Fprintf(out, "a stand-in ssh answers after %s. Probed %s at a time as rendered, against one at a time.\n\n", latency, parallel)
 	var rows []row
@@ -96,18 +96,6 @@ func run(out *os.File, counts []int, latency time.Duration, quick bool) error {
 	}
 	report(out, rows, parallel)
 	return nil
-}
-
-// defaultParallel is the number of probes the rendered script runs at
-// once, read from the script itself.
-func defaultParallel() string {
-	const key = mpi.WaitParallelEnv + ":-"
-	i := strings.Index(mpi.WaitForWorkers, key)
-	if i < 0 {
-		return "?"
-	}
-	rest := mpi.WaitForWorkers[i+len(key):]
-	return rest[:strings.IndexByte(rest, '}')]
 }
 
 func writeHostfile(path string, n int) error {
