@@ -1,7 +1,6 @@
 package functions
 
 import (
-	"cuelang.org/go/cue"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render/options"
@@ -51,7 +50,7 @@ func configure(docs []Document) (options.Options, []Document, Diagnostics) {
 			diags = append(diags, problemDiagnostics(doc, Error, problems)...)
 			continue
 		}
-		if spec := valid.Value.LookupPath(cue.ParsePath("spec")); spec.Exists() {
+		if spec := valid.Lookup("spec"); spec.Exists() {
 			if err := spec.Decode(&opts); err != nil {
 				diags = append(diags, Diagnostic{Severity: Error, Source: doc.Source, Line: startLine(doc),
 					Message: "reading the configuration: " + err.Error()})

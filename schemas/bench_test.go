@@ -17,7 +17,7 @@ func BenchmarkCompile(b *testing.B) {
 		b.Run(pkg[2:], func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := compile(cuecontext.New(), pkg); err != nil {
+				if _, err := compile(cuecontext.New(), pkg, false); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -26,21 +26,32 @@ func BenchmarkCompile(b *testing.B) {
 }
 
 // BenchmarkValidate is one job spec of each kind checked against its
-// compiled schema.
+// compiled schema: in full, and as a job of a template the validator knows,
+// which has only its own fields checked.
 func BenchmarkValidate(b *testing.B) {
 	v := NewValidator()
 	for _, spec := range strings.Split(string(jobstream.Mixed(3)), "---\n") {
 		doc := yaml.MustParse(spec)
-		if _, problems := v.Validate(doc, For(Kind{APIVersion: doc.GetApiVersion(), Kind: doc.GetKind()})); problems != nil {
+		s := For(Kind{APIVersion: doc.GetApiVersion(), Kind: doc.GetKind()})
+		if _, problems := v.Validate(doc, s); problems != nil {
 			b.Fatal(problems)
 		}
-		b.Run(doc.GetKind()+"/"+doc.GetApiVersion(), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, problems := v.Validate(doc, For(Kind{APIVersion: doc.GetApiVersion(), Kind: doc.GetKind()})); problems != nil {
-					b.Fatal(problems)
-				}
+		for _, known := range []bool{false, true} {
+			name := doc.GetKind() + "/" + doc.GetApiVersion() + "/full"
+			if known {
+				name = doc.GetKind() + "/" + doc.GetApiVersion() + "/known-template"
 			}
-		})
+			b.Run(name, func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if !known {
+						v.templates = templates{}
+					}
+					if _, problems := v.Validate(doc, s); problems != nil {
+						b.Fatal(problems)
+					}
+				}
+			})
+		}
 	}
 }

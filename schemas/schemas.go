@@ -8,13 +8,11 @@ package schemas
 import (
 	"embed"
 	"fmt"
-	"io/fs"
 	"strings"
 	"sync"
 
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/cuecontext"
-	"cuelang.org/go/cue/load"
 )
 
 //go:embed cue.mod/module.cue k8s kubeflow diengine fn
@@ -67,8 +65,11 @@ func For(k Kind) Schema {
 // it, and that evaluation writes to the schema. Goroutines that validate
 // side by side each use a Validator of their own.
 type Validator struct {
-	ctx      *cue.Context
-	packages map[string]cue.Value
+	ctx       *cue.Context
+	packages  map[string]cue.Value
+	templates templates
+	// documented keeps the schemas' comments, which only exports read.
+	documented bool
 }
 
 // NewValidator returns a Validator that has built nothing yet.
@@ -117,7 +118,7 @@ func (v *Validator) schema(s Schema) (cue.Value, error) {
 			pkg = v.ctx.CompileString(s.Source, cue.Filename(s.Package))
 			err = pkg.Err()
 		} else {
-			pkg, err = compile(v.ctx, s.Package)
+			pkg, err = compile(v.ctx, s.Package, v.documented)
 		}
 		if err != nil {
 			return cue.Value{}, err
@@ -131,33 +132,15 @@ func (v *Validator) schema(s Schema) (cue.Value, error) {
 	return def, nil
 }
 
-func compile(ctx *cue.Context, pkg string) (cue.Value, error) {
-	root, err := fs.Sub(sources, ".")
-	if err != nil {
-		return cue.Value{}, err
-	}
-	cfg := &load.Config{
-		FS:         root,
-		FromFSPath: func(p string) string { return "schemas" + p },
-		// No registry: the schemas depend on nothing outside this module.
-		Registry: noRegistry{},
-	}
-	insts := load.Instances([]string{pkg}, cfg)
-	if len(insts) != 1 {
-		return cue.Value{}, fmt.Errorf("loading schema %s: %d instances", pkg, len(insts))
-	}
-	if err := insts[0].Err; err != nil {
-		return cue.Value{}, fmt.Errorf("loading schema %s: %w", pkg, err)
-	}
-	v := ctx.BuildInstance(insts[0])
-	if v.Err() != nil {
-		return cue.Value{}, fmt.Errorf("compiling schema %s: %w", pkg, v.Err())
-	}
-	return v, nil
+// Definition is a compiled schema, the CUE definition documents are
+// unified with, for exporting it in other schema languages: with its
+// comments, which describe the fields.
+func Definition(s Schema) (cue.Value, error) {
+	return documentedSchemas().schema(s)
 }
 
-// Definition is a compiled schema, the CUE definition documents are
-// unified with, for exporting it in other schema languages.
-func Definition(s Schema) (cue.Value, error) {
-	return sharedValidator().schema(s)
-}
+var documentedSchemas = sync.OnceValue(func() *Validator {
+	v := NewValidator()
+	v.documented = true
+	return v
+})

@@ -1,6 +1,9 @@
 package schemas
 
 import (
+	"fmt"
+	"strings"
+
 	"cuelang.org/go/cue"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -11,18 +14,30 @@ type Validated struct {
 	// `command:` with no value as no command, and so does every later phase)
 	// and with YAML aliases replaced by what they stand for.
 	Doc *yaml.RNode
-	// Value is the document with the schema's defaults filled in.
-	Value cue.Value
+	// spec is the document's spec with the schema's defaults filled in.
+	// Documents alike but for their names share one: no later phase reads
+	// a name from it, only from Doc.
+	spec cue.Value
 }
 
-// Decode fills a Go value from the defaulted document at path ("" for all of
-// it), the way encoding/json would.
-func (v *Validated) Decode(path string, into any) error {
-	at := v.Value
-	if path != "" {
-		at = v.Value.LookupPath(cue.ParsePath(path))
+// Lookup is the defaulted value at path, which is under the spec
+// ("spec.runPolicy"): the rest of the defaulted document is not kept.
+func (v *Validated) Lookup(path string) cue.Value {
+	rest, ok := strings.CutPrefix(path, "spec")
+	if !ok || (rest != "" && rest[0] != '.') {
+		// A build bug, not a user's mistake: no caller asks for more.
+		panic(fmt.Sprintf("schemas: %q is not under the spec, the only part of a validated document kept", path))
 	}
-	return at.Decode(into)
+	if rest == "" {
+		return v.spec
+	}
+	return v.spec.LookupPath(cue.ParsePath(rest[1:]))
+}
+
+// Decode fills a Go value from the defaulted document at path, which is
+// under the spec, the way encoding/json would.
+func (v *Validated) Decode(path string, into any) error {
+	return v.Lookup(path).Decode(into)
 }
 
 // Validate checks a document against a schema, with the Validator shared
@@ -32,7 +47,9 @@ func Validate(doc *yaml.RNode, s Schema) (*Validated, Problems) {
 }
 
 // Validate checks a document against its kind's schema. Problems carry
-// field paths and positions in doc; doc itself is left unchanged.
+// field paths and positions in doc; doc itself is left unchanged. A
+// document of a template the Validator knows has only its name checked
+// (see templates.go).
 func (v *Validator) Validate(doc *yaml.RNode, s Schema) (*Validated, Problems) {
 	def, err := v.schema(s)
 	if err != nil {
@@ -43,6 +60,16 @@ func (v *Validator) Validate(doc *yaml.RNode, s Schema) (*Validated, Problems) {
 	tree := treeCopy{copies: map[*yaml.Node]*yaml.Node{}}
 	clean := yaml.NewRNode(tree.copy(doc.YNode()))
 	dropNulls(clean.YNode())
+	key, own, keyed := templateKey{}, ownFields{}, false
+	if !tree.aliased {
+		key, own, keyed = keyOf(s, clean.YNode())
+	}
+	if keyed {
+		if known, ok := v.templates.lookup(v.ctx, key, own); ok {
+			return &Validated{Doc: clean, spec: known.spec}, nil
+		}
+	}
+
 	var plain any
 	if err := clean.YNode().Decode(&plain); err != nil {
 		return nil, documentProblems(doc, err)
@@ -63,7 +90,11 @@ func (v *Validator) Validate(doc *yaml.RNode, s Schema) (*Validated, Problems) {
 	if err := unified.Validate(cue.Concrete(true), cue.All()); err != nil {
 		return nil, explain(err, def, data, clean)
 	}
-	return &Validated{Doc: clean, Value: unified}, nil
+	spec := unified.LookupPath(cue.ParsePath("spec"))
+	if keyed {
+		v.templates.accepted(key, spec, func() cue.Value { return def.Unify(v.ctx.Encode(withoutOwnFields(plain, own))) })
+	}
+	return &Validated{Doc: clean, spec: spec}, nil
 }
 
 // treeCopy copies a node deeply. Unlike kyaml's Copy, an alias in the copy

@@ -7,5 +7,6 @@ package main
 import "os"
 
 func main() {
+	deferCollection()
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }

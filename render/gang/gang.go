@@ -5,7 +5,6 @@
 package gang
 
 import (
-	"cuelang.org/go/cue"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -38,7 +37,7 @@ type Policy struct {
 // PolicyOf reads the scheduling policy of a validated Kubeflow job spec; nil
 // when it has none.
 func PolicyOf(v *schemas.Validated) (*Policy, error) {
-	at := v.Value.LookupPath(cue.ParsePath("spec.runPolicy.schedulingPolicy"))
+	at := v.Lookup("spec.runPolicy.schedulingPolicy")
 	if !at.Exists() {
 		return nil, nil
 	}

@@ -62,15 +62,20 @@ func run(cfg config, w io.Writer) (err error) {
 // and one of the floor's warm the page cache and are not counted), then
 // runs trainfn and the floor in turn.
 func measureCase(cfg config, dir string, c benchCase) (CaseResult, error) {
-	input, err := resourceList(c.stream())
-	if err != nil {
-		return CaseResult{}, err
+	input, argv := c.stream(), []string{cfg.bin}
+	if c.render {
+		argv = append(argv, "render")
+	} else {
+		var err error
+		if input, err = resourceList(input); err != nil {
+			return CaseResult{}, err
+		}
 	}
 	inPath, outPath := filepath.Join(dir, "input.yaml"), filepath.Join(dir, "output.yaml")
 	if err := os.WriteFile(inPath, input, 0o644); err != nil {
 		return CaseResult{}, err
 	}
-	first, output, err := runOnce(cfg.bin, inPath, true)
+	first, output, err := runOnce(argv, inPath, true)
 	if err != nil && c.target.apiLimits {
 		// A job too large for the API server may be refused, with a
 		// message; that is no output to time, and the target is not met.
@@ -81,16 +86,21 @@ func measureCase(cfg config, dir string, c benchCase) (CaseResult, error) {
 	if err != nil {
 		return CaseResult{}, err
 	}
+	r := CaseResult{Name: c.name, Jobs: c.jobs, InputBytes: len(input), OutputBytes: len(output)}
+	if c.render {
+		if output, err = resourceList(output); err != nil {
+			return CaseResult{}, err
+		}
+	}
 	if err := os.WriteFile(outPath, output, 0o644); err != nil {
 		return CaseResult{}, err
 	}
-	r := CaseResult{Name: c.name, Jobs: c.jobs, InputBytes: len(input), OutputBytes: len(output)}
 	if c.target.apiLimits {
 		largest, err := checkLimits(output)
 		r.Largest = &largest
 		r.Verdicts = append(r.Verdicts, Verdict{Target: limitsTarget(largest, err), Met: err == nil})
 	}
-	if _, _, err := runOnce(cfg.floor, outPath, false); err != nil {
+	if _, _, err := runOnce([]string{cfg.floor}, outPath, false); err != nil {
 		return CaseResult{}, err
 	}
 	r.Runs = cfg.runs
@@ -99,11 +109,11 @@ func measureCase(cfg config, dir string, c benchCase) (CaseResult, error) {
 	}
 	var subject, floor []sample
 	for range r.Runs {
-		s, _, err := runOnce(cfg.bin, inPath, false)
+		s, _, err := runOnce(argv, inPath, false)
 		if err != nil {
 			return CaseResult{}, err
 		}
-		f, _, err := runOnce(cfg.floor, outPath, false)
+		f, _, err := runOnce([]string{cfg.floor}, outPath, false)
 		if err != nil {
 			return CaseResult{}, err
 		}
@@ -115,10 +125,10 @@ func measureCase(cfg config, dir string, c benchCase) (CaseResult, error) {
 	r.MemRatio = round2(float64(r.Trainfn.PeakKiB) / float64(r.Floor.PeakKiB))
 	t := c.target
 	if t.timeRatio > 0 {
-		r.Verdicts = append(r.Verdicts, Verdict{fmt.Sprintf("time at most %.1fx the floor: %.2fx", t.timeRatio, r.TimeRatio), r.TimeRatio <= t.timeRatio})
+		r.Verdicts = append(r.Verdicts, Verdict{fmt.Sprintf("time at most %gx the floor: %.2fx", t.timeRatio, r.TimeRatio), r.TimeRatio <= t.timeRatio})
 	}
 	if t.memRatio > 0 {
-		r.Verdicts = append(r.Verdicts, Verdict{fmt.Sprintf("peak memory at most %.0fx the floor: %.2fx", t.memRatio, r.MemRatio), r.MemRatio <= t.memRatio})
+		r.Verdicts = append(r.Verdicts, Verdict{fmt.Sprintf("peak memory at most %gx the floor: %.2fx", t.memRatio, r.MemRatio), r.MemRatio <= t.memRatio})
 	}
 	if t.under > 0 {
 		r.Verdicts = append(r.Verdicts, Verdict{fmt.Sprintf("under %s: %s", t.under, msText(r.Trainfn.MedianMs)), r.Trainfn.MedianMs < ms(t.under)})

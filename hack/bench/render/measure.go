@@ -17,14 +17,14 @@ type sample struct {
 	peakKiB int64
 }
 
-// runOnce runs bin with input on stdin, its output discarded unless keep,
-// and fails unless it exits 0.
+// runOnce runs a program, argv, with input on stdin, its output discarded
+// unless keep, and fails unless it exits 0.
 //
 // bin is started by a fresh copy of this program (see spawn), not by this
 // process: at exec, Linux counts the memory of the process that started a
 // program into the program's peak resident memory, and this process holds
 // whole outputs of earlier cases.
-func runOnce(bin, input string, keep bool) (sample, []byte, error) {
+func runOnce(argv []string, input string, keep bool) (sample, []byte, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return sample{}, nil, err
@@ -39,7 +39,7 @@ func runOnce(bin, input string, keep bool) (sample, []byte, error) {
 		return sample{}, nil, err
 	}
 	defer report.Close()
-	cmd := exec.Command(self, bin)
+	cmd := exec.Command(self, argv...)
 	cmd.Env = append(os.Environ(), spawnEnv+"=1")
 	cmd.Stdin = in
 	cmd.ExtraFiles = []*os.File{reportW}
@@ -68,7 +68,7 @@ func runOnce(bin, input string, keep bool) (sample, []byte, error) {
 		_ = f.Close()
 	}
 	if err != nil {
-		return sample{}, nil, fmt.Errorf("%s < %s: %w: %s", bin, input, err, lastLines(stderr.String(), 5))
+		return sample{}, nil, fmt.Errorf("%s < %s: %w: %s", strings.Join(argv, " "), input, err, lastLines(stderr.String(), 5))
 	}
 	return s, out.Bytes(), nil
 }
