@@ -6,9 +6,10 @@ LDFLAGS := -X main.version=$(VERSION)
 
 .PHONY: build test e2e e2e-tools tools cluster-tools node-tools node node-down bench-node lint golden generate bench fuzz clean
 
-## build: bin/trainfn, the binary the examples' exec paths point at
+## build: bin/trainfn, the binary the examples' exec paths point at, and
+## bin/trainfn-reconciler, the in-cluster reconciler
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o bin/trainfn ./cmd/trainfn
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/trainfn ./cmd/trainfn-reconciler
 
 ## test: lint, then every test, with the real tools they need installed first
 test: tools lint

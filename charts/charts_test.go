@@ -376,10 +376,9 @@ func TestDeployment(t *testing.T) {
 		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 	}, container.SecurityContext)
 
-	assert.Equal(t, "ghcr.io/trainfn/trainfn:"+appVersion(t), container.Image, "the tag defaults to the chart's appVersion")
-	assert.Empty(t, container.Command, "the image's entrypoint is /trainfn")
+	assert.Equal(t, "ghcr.io/trainfn/trainfn-reconciler:"+appVersion(t), container.Image, "the tag defaults to the chart's appVersion")
+	assert.Empty(t, container.Command, "the image's entrypoint is /trainfn-reconciler")
 	assert.Equal(t, []string{
-		"reconcile",
 		"--leader-elect=true",
 		"--leader-election-id=" + release,
 		"--metrics-bind-address=:8080",
@@ -417,7 +416,6 @@ func TestDeploymentValues(t *testing.T) {
 	deployment := ofKind[appsv1.Deployment](t, objs, "Deployment")[0]
 	container := deployment.Spec.Template.Spec.Containers[0]
 	assert.Equal(t, []string{
-		"reconcile",
 		"--leader-elect=false",
 		"--metrics-bind-address=:9090",
 		"--health-probe-bind-address=:9091",
@@ -426,7 +424,7 @@ func TestDeploymentValues(t *testing.T) {
 		"--scheduling-period=1m30s",
 		"--log-level=debug",
 	}, container.Args)
-	assert.Equal(t, "ghcr.io/trainfn/trainfn:v9.9.9", container.Image)
+	assert.Equal(t, "ghcr.io/trainfn/trainfn-reconciler:v9.9.9", container.Image)
 	assert.Equal(t, appsv1.RecreateDeploymentStrategyType, deployment.Spec.Strategy.Type,
 		"without leader election, an update must not run the old and new pod at once")
 	labels := deployment.Spec.Template.Labels
@@ -782,8 +780,8 @@ func readmeTable(t *testing.T, header string) [][]string {
 // would crash-loop every install. The binary parses them under --help,
 // which exits before anything runs.
 func TestArgsAreTheReconcilersFlags(t *testing.T) {
-	trainfn := filepath.Join(t.TempDir(), "trainfn")
-	build := exec.Command("go", "build", "-o", trainfn, "./cmd/trainfn")
+	reconciler := filepath.Join(t.TempDir(), "trainfn-reconciler")
+	build := exec.Command("go", "build", "-o", reconciler, "./cmd/trainfn-reconciler")
 	build.Dir = ".."
 	out, err := build.CombinedOutput()
 	require.NoError(t, err, "%s", out)
@@ -796,8 +794,10 @@ func TestArgsAreTheReconcilersFlags(t *testing.T) {
 		c := reconcilerContainer(t, render(t, values...))
 		args := slices.Concat(c.Command, c.Args)
 		require.NotEmpty(t, args)
-		require.Equal(t, "reconcile", args[0], "the image's entrypoint is trainfn; its first argument the subcommand")
-		out, err := exec.Command(trainfn, append(args, "--help")...).CombinedOutput()
-		require.NoError(t, err, "trainfn %s: %s", strings.Join(args, " "), out)
+		for _, arg := range args {
+			require.True(t, strings.HasPrefix(arg, "--"), "the image's entrypoint is trainfn-reconciler, which takes flags only, not %q", arg)
+		}
+		out, err := exec.Command(reconciler, append(args, "--help")...).CombinedOutput()
+		require.NoError(t, err, "trainfn-reconciler %s: %s", strings.Join(args, " "), out)
 	}
 }

@@ -9,8 +9,9 @@
 #   - on it, mpi-operator's pi images by their own names (the examples
 #     run unchanged), the torch image with the test programs, the
 #     kubectl-delivery image;
-#   - trainfn's image: the static binary alone, run as non-root, as the
-#     Dockerfile builds it; and the pod sandbox's pause image.
+#   - trainfn's image and trainfn-reconciler's: each its static binary
+#     alone, run as non-root, as the Dockerfile builds them; and the pod
+#     sandbox's pause image.
 # The archive is rebuilt when this script, its files, trainfn's sources or
 # the tools change; the file system only when its package list does.
 set -euo pipefail
@@ -67,7 +68,7 @@ layers=$node/layers
 rm -rf "$layers"
 # A layer's folder replaces a symbolic link of the layers below: no layer
 # has /bin, which Debian links to /usr/bin.
-mkdir -p "$layers"/{openmpi,mpich,torch,trainfn,pause} "$layers/delivery/usr/bin"
+mkdir -p "$layers"/{openmpi,mpich,torch,trainfn,trainfn-reconciler,pause} "$layers/delivery/usr/bin"
 
 # Debian's MPI compilers on this machine build against the same release's
 # libraries as the image's.
@@ -88,10 +89,14 @@ install -m 644 test/torchrun/testdata/allreduce.py hack/node/image/membership.py
 
 cp "$bin/kubectl" "$layers/delivery/usr/bin/kubectl"
 
-CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$version" -o "$layers/trainfn/trainfn" ./cmd/trainfn
-mkdir -p "$layers/trainfn/etc" && chmod 1777 "$(mkdir -p "$layers/trainfn/tmp" && echo "$layers/trainfn/tmp")"
-printf 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' >"$layers/trainfn/etc/passwd"
-printf 'root:x:0:\nnobody:x:65534:\nnonroot:x:65532:\n' >"$layers/trainfn/etc/group"
+# trainfn's image and the reconciler's, each a static binary on what
+# distroless's static base gives it.
+for cmd in trainfn trainfn-reconciler; do
+	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$version" -o "$layers/$cmd/$cmd" "./cmd/$cmd"
+	mkdir -p "$layers/$cmd/etc" && chmod 1777 "$(mkdir -p "$layers/$cmd/tmp" && echo "$layers/$cmd/tmp")"
+	printf 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' >"$layers/$cmd/etc/passwd"
+	printf 'root:x:0:\nnobody:x:65534:\nnonroot:x:65532:\n' >"$layers/$cmd/etc/group"
+done
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$layers/pause/pause" ./test/node/pause
 
 path=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -102,6 +107,7 @@ cat >"$node/images.json" <<JSON
  {"refs": ["trainfn.local/torch:$suite"], "layers": ["$rootfs", "$layers/torch"], "env": ["$path"], "workingDir": "/workspace", "cmd": ["bash"]},
  {"refs": ["trainfn.local/kubectl-delivery:$kube"], "layers": ["$rootfs", "$layers/delivery"], "env": ["$path"], "cmd": ["bash"]},
  {"refs": ["trainfn.local/trainfn:$version"], "layers": ["$layers/trainfn"], "user": "65532:65532", "entrypoint": ["/trainfn"]},
+ {"refs": ["trainfn.local/trainfn-reconciler:$version"], "layers": ["$layers/trainfn-reconciler"], "user": "65532:65532", "entrypoint": ["/trainfn-reconciler"]},
  {"refs": ["trainfn.local/pause:1"], "layers": ["$layers/pause"], "user": "65535:65535", "entrypoint": ["/pause"]}
 ]
 JSON
@@ -114,6 +120,7 @@ mpich docker.io/mpioperator/mpi-pi:mpich
 torch trainfn.local/torch:$suite
 kubectl-delivery trainfn.local/kubectl-delivery:$kube
 trainfn trainfn.local/trainfn:$version
+trainfn-reconciler trainfn.local/trainfn-reconciler:$version
 pause trainfn.local/pause:1
 LIST
 echo "$inputs" >"$node/images.version"

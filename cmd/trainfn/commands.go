@@ -66,7 +66,7 @@ subcommands do the same on plain YAML files.`,
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(renderCommand(stdin, stdout, stderr), validateCommand(stdin, stderr), reconcileCommand(stderr), statusCommand(stdout, stderr), schemaCommand(stdout, stderr), versionCommand(stdout))
+	root.AddCommand(renderCommand(stdin, stdout, stderr), validateCommand(stdin, stderr), reconcileMovedCommand(stderr), statusCommand(stdout, stderr), schemaCommand(stdout, stderr), versionCommand(stdout))
 	return root
 }
 

@@ -15,23 +15,24 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// No container engine runs on the machines that test trainfn, so the image
-// itself is never built here. These tests hold the Dockerfile to what the
-// image promises: its build command makes a static binary, and that binary
-// does a KRM function's work as an unprivileged user with nothing around it,
-// as in the container.
+// No container engine runs on the machines that test trainfn, so the images
+// themselves are never built here. These tests hold the Dockerfile to what
+// the images promise: each build command makes a static binary, and
+// trainfn's does a KRM function's work as an unprivileged user with nothing
+// around it, as in the container.
 
-// dockerfileBuild is the Dockerfile's `go build` line, run as it is in
-// what the image's build gets of the repository: the files .dockerignore
-// lets through.
-func dockerfileBuild(t *testing.T, out string) *exec.Cmd {
+// dockerfileBuild is the Dockerfile's `go build` line of a binary, /out/NAME,
+// run as it is in what the image's build gets of the repository: the
+// files .dockerignore lets through.
+func dockerfileBuild(t *testing.T, name, out string) *exec.Cmd {
 	t.Helper()
 	root := filepath.Join("..", "..")
 	dockerfile, err := os.ReadFile(filepath.Join(root, "Dockerfile"))
 	require.NoError(t, err)
-	m := regexp.MustCompile(`(?m)^RUN (CGO_ENABLED=0 go build .*-o /out/trainfn .*)$`).FindSubmatch(dockerfile)
-	require.NotNil(t, m, "the Dockerfile builds /out/trainfn with CGO_ENABLED=0 go build")
-	script := strings.NewReplacer("${VERSION}", "v0.0.0-test", "/out/trainfn", out).Replace(string(m[1]))
+	target := "/out/" + name
+	m := regexp.MustCompile(`(?m)^RUN (CGO_ENABLED=0 go build .*-o ` + regexp.QuoteMeta(target) + ` .*)$`).FindSubmatch(dockerfile)
+	require.NotNil(t, m, "the Dockerfile builds %s with CGO_ENABLED=0 go build", target)
+	script := strings.NewReplacer("${VERSION}", "v0.0.0-test", target, out).Replace(string(m[1]))
 	cmd := exec.Command("sh", "-c", script)
 	cmd.Dir = buildContext(t, root)
 	return cmd
@@ -100,16 +101,9 @@ func TestImageBinaryIsStatic(t *testing.T) {
 	t.Cleanup(func() { assert.NoError(t, os.RemoveAll(dir)) })
 	require.NoError(t, os.Chmod(dir, 0o755))
 	bin := filepath.Join(dir, "trainfn")
-	out, err := dockerfileBuild(t, bin).CombinedOutput()
+	out, err := dockerfileBuild(t, "trainfn", bin).CombinedOutput()
 	require.NoError(t, err, "%s", out)
-
-	f, err := elf.Open(bin)
-	require.NoError(t, err)
-	defer f.Close()
-	for _, p := range f.Progs {
-		assert.NotEqual(t, elf.PT_INTERP, p.Type, "a static binary asks for no dynamic loader: the base image has none")
-		assert.NotEqual(t, elf.PT_DYNAMIC, p.Type, "a static binary links no shared library")
-	}
+	assertStatic(t, bin)
 	version, err := exec.Command(bin, "version").Output()
 	require.NoError(t, err)
 	assert.Equal(t, "trainfn v0.0.0-test\n", string(version), "the build argument VERSION reaches the binary")
@@ -140,4 +134,32 @@ func TestImageBinaryIsStatic(t *testing.T) {
 		assert.Equal(t, r.stdout, stdout.String(), "the same ResourceList out as the binary under test gives")
 		assert.Contains(t, stdout.String(), "kind: Job")
 	})
+}
+
+// The reconciler's image is built as trainfn's, from its own line: a static
+// binary that takes its version from the build argument.
+func TestReconcilerImageBinaryIsStatic(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds trainfn-reconciler")
+	}
+	bin := filepath.Join(t.TempDir(), "trainfn-reconciler")
+	out, err := dockerfileBuild(t, "trainfn-reconciler", bin).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assertStatic(t, bin)
+	version, err := exec.Command(bin, "version").Output()
+	require.NoError(t, err)
+	assert.Equal(t, "trainfn-reconciler v0.0.0-test\n", string(version), "the build argument VERSION reaches the binary")
+}
+
+// assertStatic checks that the binary runs on a base image with no dynamic
+// loader and no shared library.
+func assertStatic(t *testing.T, bin string) {
+	t.Helper()
+	f, err := elf.Open(bin)
+	require.NoError(t, err)
+	defer f.Close()
+	for _, p := range f.Progs {
+		assert.NotEqual(t, elf.PT_INTERP, p.Type, "a static binary asks for no dynamic loader: the base image has none")
+		assert.NotEqual(t, elf.PT_DYNAMIC, p.Type, "a static binary links no shared library")
+	}
 }

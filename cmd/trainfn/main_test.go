@@ -91,6 +91,20 @@ func TestVersion(t *testing.T) {
 	assert.True(t, strings.HasPrefix(r.stdout, "trainfn "), r.stdout)
 }
 
+// A deployment that still runs `trainfn reconcile` fails, whatever its
+// flags, and says what runs the reconciler now.
+func TestReconcileMoved(t *testing.T) {
+	for _, args := range [][]string{{"reconcile"}, {"reconcile", "--kubeconfig", "/etc/kubeconfig", "--leader-elect=false", "--no-such-flag"}, {"reconcile", "--help"}} {
+		r := trainfn("", args...)
+		assert.Equal(t, 2, r.code, args)
+		assert.Empty(t, r.stdout, args)
+		assert.Equal(t, 1, strings.Count(r.stderr, "\n"), "one line: %q", r.stderr)
+		assert.Contains(t, r.stderr, "trainfn-reconciler", args)
+		assert.Contains(t, r.stderr, "same flags", args)
+	}
+	assert.NotContains(t, trainfn("", "--help").stdout, "reconcile", "the command is hidden")
+}
+
 func TestFunctionMode(t *testing.T) {
 	spec := readFile(t, testdata(t, "mpi-operator-pi"))
 	rl := "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- " +

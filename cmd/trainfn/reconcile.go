@@ -3,100 +3,23 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
-	"go.uber.org/zap/zapcore"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-
-	"github.com/trainfn/trainfn/reconciler"
 )
 
-func reconcileCommand(stderr io.Writer) *cobra.Command {
-	opts := reconciler.Options{
-		LeaderElection:   true,
-		LeaderElectionID: "trainfn-reconciler",
-		MetricsAddress:   ":8080",
-		ProbeAddress:     ":8081",
-		Coalesce:         100 * time.Millisecond,
-		Workers:          4,
-		ShutdownTimeout:  20 * time.Second,
-		SchedulingPeriod: 30 * time.Second,
-		DIServerAddress:  ":8082",
-	}
-	var kubeconfig, level string
-	cmd := &cobra.Command{
-		Use:   "reconcile",
-		Short: "Run the in-cluster reconciler: elastic discovery and scaling, clean-up, SSH Secrets, the DI server",
-		Long: `reconcile keeps the run-time facts of the jobs trainfn rendered: the
-discovery script of elastic MPIJobs, the worker count of elastic jobs within
-their bounds, the clean-up of workers when a job ends (cleanPodPolicy), the
-SSH Secret of jobs given none, and for DIJobs their phase, the allocator's
-placement of preemptible jobs' workers and the DI server API. It watches only
-objects trainfn rendered and never writes a field the rendered output sets.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var lvl zapcore.Level
-			if err := lvl.Set(level); err != nil || (lvl != zapcore.InfoLevel && lvl != zapcore.DebugLevel) {
-				fmt.Fprintf(stderr, "trainfn: --log-level must be info or debug, not %q\n", level)
-				return exitError(2)
-			}
-			ctrl.SetLogger(zap.New(zap.WriteTo(stderr), zap.Level(lvl), zap.JSONEncoder()))
-			if opts.LeaderElectionNamespace == "" {
-				opts.LeaderElectionNamespace = os.Getenv("POD_NAMESPACE")
-			}
-			config, err := restConfig(kubeconfig)
-			if err != nil {
-				fmt.Fprintln(stderr, "trainfn:", err)
-				return exitError(1)
-			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			if err := reconciler.Run(ctx, config, opts); err != nil {
-				fmt.Fprintln(stderr, "trainfn:", err)
-				return exitError(1)
-			}
-			return nil
+// reconcileMovedCommand is where `trainfn reconcile` was. The reconciler is
+// a binary and image of its own, trainfn-reconciler: trainfn is started
+// once per build, and linking the reconciler's libraries into it cost every
+// render their start-up. A deployment still running the old command line
+// fails with what to run instead, whatever flags it gives.
+func reconcileMovedCommand(stderr io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:                "reconcile",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(*cobra.Command, []string) error {
+			fmt.Fprintln(stderr, "trainfn: the reconciler is its own binary and image now: run trainfn-reconciler (image ghcr.io/trainfn/trainfn-reconciler) with the same flags, without \"reconcile\"")
+			return exitError(2)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig to reach the API server; by default $KUBECONFIG, else the pod's service account")
-	f.StringSliceVar(&opts.Namespaces, "namespaces", nil, "namespaces to watch, comma-separated; all when empty")
-	f.BoolVar(&opts.LeaderElection, "leader-elect", opts.LeaderElection, "elect a leader among replicas; only the leader reconciles and allocates, while every replica serves the DI server API")
-	f.StringVar(&opts.LeaderElectionID, "leader-election-id", opts.LeaderElectionID, "name of the leader election Lease")
-	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the Lease; by default $POD_NAMESPACE")
-	f.StringVar(&opts.MetricsAddress, "metrics-bind-address", opts.MetricsAddress, `address serving Prometheus /metrics; "0" turns it off`)
-	f.StringVar(&opts.ProbeAddress, "health-probe-bind-address", opts.ProbeAddress, `address serving /healthz and /readyz; "0" turns it off`)
-	f.DurationVar(&opts.Coalesce, "coalesce", opts.Coalesce, "how long bursts of pod events are gathered into one write")
-	f.IntVar(&opts.Workers, "workers", opts.Workers, "jobs reconciled at once")
-	f.DurationVar(&opts.SchedulingPeriod, "scheduling-period", opts.SchedulingPeriod, "how often the allocator rebalances preemptible DIJobs; 0 runs no allocator")
-	f.StringVar(&opts.DIServerAddress, "di-server-bind-address", opts.DIServerAddress, `address serving the DI server API; "0" turns it off`)
-	f.StringVar(&level, "log-level", "info", "info or debug; logs are JSON on stderr")
-	return cmd
-}
-
-// restConfig is the API server's address and credentials: the kubeconfig
-// given, else controller-runtime's search ($KUBECONFIG, in-cluster, ~/.kube).
-//
-// Either way, the client does not throttle itself: client-go's default of 5
-// requests a second would delay discovery behind a burst, and the API
-// server's priority and fairness already shares its capacity.
-func restConfig(kubeconfig string) (*rest.Config, error) {
-	var c *rest.Config
-	var err error
-	if kubeconfig != "" {
-		if c, err = clientcmd.BuildConfigFromFlags("", kubeconfig); err != nil {
-			return nil, fmt.Errorf("reading kubeconfig %s: %w", kubeconfig, err)
-		}
-	} else if c, err = ctrl.GetConfig(); err != nil {
-		return nil, fmt.Errorf("finding the API server: %w", err)
-	}
-	c.QPS, c.Burst = -1, 0
-	return c, nil
 }

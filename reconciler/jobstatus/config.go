@@ -2,11 +2,9 @@ package jobstatus
 
 import (
 	"fmt"
-	"io"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Config finds the API server and the namespace as kubectl does: the
@@ -33,16 +31,4 @@ func Config(kubeconfig string) (*rest.Config, string, error) {
 	}
 	config.QPS, config.Burst = -1, 0
 	return config, namespace, nil
-}
-
-// NewClient reads from the API server. The API server's warnings (a
-// deprecation, say) are written to warnings, as kubectl writes them.
-func NewClient(config *rest.Config, warnings io.Writer) (client.Reader, error) {
-	config = rest.CopyConfig(config)
-	config.WarningHandler = rest.NewWarningWriter(warnings, rest.WarningWriterOptions{Deduplicate: true})
-	c, err := client.New(config, client.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("connecting to the API server: %w", err)
-	}
-	return c, nil
 }

@@ -18,7 +18,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainfn/trainfn/reconciler/phase"
 	"github.com/trainfn/trainfn/render/labels"
@@ -50,15 +49,23 @@ func (e *NotFoundError) Error() string {
 		e.Name, e.Namespace, labels.JobName, e.Name, labels.OperatorName, labels.Operator)
 }
 
+// Lister lists the objects jobs are made of, in a namespace or, when
+// namespace is "", in all of them, that carry every label of selector.
+type Lister interface {
+	ListJobs(ctx context.Context, namespace string, selector map[string]string) ([]batchv1.Job, error)
+	ListStatefulSets(ctx context.Context, namespace string, selector map[string]string) ([]appsv1.StatefulSet, error)
+	ListPods(ctx context.Context, namespace string, selector map[string]string) ([]corev1.Pod, error)
+}
+
 // List finds every trainfn job of a namespace, or of all namespaces when
 // namespace is "", in the order of their namespaces and names. A job
 // counts while it has a workload: pods left without one are not listed.
-func List(ctx context.Context, c client.Reader, namespace string) ([]Job, error) {
+func List(ctx context.Context, c Lister, namespace string) ([]Job, error) {
 	return find(ctx, c, namespace, map[string]string{labels.OperatorName: labels.Operator})
 }
 
 // Get finds one job; the error is a *NotFoundError when it has no workload.
-func Get(ctx context.Context, c client.Reader, namespace, name string) (Job, error) {
+func Get(ctx context.Context, c Lister, namespace, name string) (Job, error) {
 	jobs, err := find(ctx, c, namespace, labels.Job(name))
 	if err != nil {
 		return Job{}, err
@@ -71,17 +78,18 @@ func Get(ctx context.Context, c client.Reader, namespace, name string) (Job, err
 
 // find lists the workloads and pods that match the labels, and makes a Job
 // of each group of them that shares a namespace and a job name.
-func find(ctx context.Context, c client.Reader, namespace string, selector map[string]string) ([]Job, error) {
-	var jobs batchv1.JobList
-	var sets appsv1.StatefulSetList
-	var pods corev1.PodList
-	for _, l := range []struct {
-		what string
-		list client.ObjectList
-	}{{"Jobs", &jobs}, {"StatefulSets", &sets}, {"pods", &pods}} {
-		if err := c.List(ctx, l.list, client.InNamespace(namespace), client.MatchingLabels(selector)); err != nil {
-			return nil, fmt.Errorf("listing %s %s: %w", l.what, where(namespace), err)
-		}
+func find(ctx context.Context, c Lister, namespace string, selector map[string]string) ([]Job, error) {
+	jobs, err := c.ListJobs(ctx, namespace, selector)
+	if err != nil {
+		return nil, fmt.Errorf("listing Jobs %s: %w", where(namespace), err)
+	}
+	sets, err := c.ListStatefulSets(ctx, namespace, selector)
+	if err != nil {
+		return nil, fmt.Errorf("listing StatefulSets %s: %w", where(namespace), err)
+	}
+	pods, err := c.ListPods(ctx, namespace, selector)
+	if err != nil {
+		return nil, fmt.Errorf("listing pods %s: %w", where(namespace), err)
 	}
 	type key struct{ namespace, name string }
 	groups := map[key]*phase.Objects{}
@@ -96,17 +104,17 @@ func find(ctx context.Context, c client.Reader, namespace string, selector map[s
 		}
 		return groups[k]
 	}
-	for _, j := range jobs.Items {
+	for _, j := range jobs {
 		if g := group(&j); g != nil {
 			g.Jobs = append(g.Jobs, j)
 		}
 	}
-	for _, s := range sets.Items {
+	for _, s := range sets {
 		if g := group(&s); g != nil {
 			g.StatefulSets = append(g.StatefulSets, s)
 		}
 	}
-	for _, p := range pods.Items {
+	for _, p := range pods {
 		if g := group(&p); g != nil {
 			g.Pods = append(g.Pods, p)
 		}

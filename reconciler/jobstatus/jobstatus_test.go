@@ -90,7 +90,7 @@ func pod(owner client.Object, kind string, i int, ready bool) *corev1.Pod {
 //   - in "team-a": dqn, a task-shaped DIJob just started, and leftover, a
 //     job of which only a pod is left;
 //   - in "team-b": sac too, another job of the same name.
-func cluster() client.Reader {
+func cluster() jobstatus.Lister {
 	launcher := job("research", "pi", "pi-launcher", labels.RoleLauncher, 1, 10)
 	workers := job("research", "pi", "pi-worker", labels.RoleWorker, 2, 10, handoff.EndsWith, handoff.EndsWithJob("pi-launcher"))
 	sac := statefulSet("research", "sac", "sac-worker", labels.RoleWorker, 2, 0,
@@ -111,7 +111,29 @@ func cluster() client.Reader {
 		// The fake client drops what it is given of these.
 		objs[i].SetResourceVersion("")
 	}
-	return fake.NewClientBuilder().WithObjects(objs...).Build()
+	return lister{fake.NewClientBuilder().WithObjects(objs...).Build()}
+}
+
+// lister is what jobstatus lists through, backed by a controller-runtime
+// client: the fake one holds the tests' objects.
+type lister struct{ client.Reader }
+
+func (l lister) ListJobs(ctx context.Context, namespace string, selector map[string]string) ([]batchv1.Job, error) {
+	var list batchv1.JobList
+	err := l.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabels(selector))
+	return list.Items, err
+}
+
+func (l lister) ListStatefulSets(ctx context.Context, namespace string, selector map[string]string) ([]appsv1.StatefulSet, error) {
+	var list appsv1.StatefulSetList
+	err := l.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabels(selector))
+	return list.Items, err
+}
+
+func (l lister) ListPods(ctx context.Context, namespace string, selector map[string]string) ([]corev1.Pod, error) {
+	var list corev1.PodList
+	err := l.List(ctx, &list, client.InNamespace(namespace), client.MatchingLabels(selector))
+	return list.Items, err
 }
 
 // row is what a test checks of a listed job.
@@ -170,7 +192,7 @@ func TestGet(t *testing.T) {
 
 // TestListFails: an API error says what was being listed.
 func TestListFails(t *testing.T) {
-	c := fake.NewClientBuilder().WithInterceptorFuncs(refuseLists()).Build()
+	c := lister{fake.NewClientBuilder().WithInterceptorFuncs(refuseLists()).Build()}
 	_, err := jobstatus.List(context.Background(), c, "research")
 	assert.ErrorContains(t, err, `listing Jobs in namespace "research": jobs.batch is forbidden`)
 }

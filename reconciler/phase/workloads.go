@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/labels"
@@ -18,7 +17,7 @@ import (
 
 // workload is one Job or StatefulSet of a job, with the pods it owns.
 type workload struct {
-	obj        client.Object
+	obj        metav1.Object
 	group      string // the API group of its kind: batch or apps
 	kind, name string
 	role       string

@@ -31,7 +31,7 @@ import (
 	"github.com/trainfn/trainfn/test/testtool"
 )
 
-// reconcilerChart is the chart of trainfn reconcile, from this folder.
+// reconcilerChart is the chart of trainfn-reconciler, from this folder.
 const reconcilerChart = "../../charts/trainfn-reconciler"
 
 // reconcilerRights are the rights the chart's README lists for the

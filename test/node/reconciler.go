@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -16,15 +17,19 @@ const (
 )
 
 // InstallReconciler installs trainfn's reconciler from its chart in repo
-// with the real helm, running the node's trainfn image as a pod, with more
-// values (key=value) if given, and waits until it is ready; an installed
-// one is upgraded to this chart, image and values.
+// with the real helm, running the node's trainfn-reconciler image as a
+// pod, with more values (key=value) if given, and waits until it is ready;
+// an installed one is upgraded to this chart, image and values.
 func (n *Node) InstallReconciler(ctx context.Context, helm, repo string, values ...string) error {
+	image := n.Images["trainfn-reconciler"]
+	if image == "" {
+		return errors.New("the node has no trainfn-reconciler image: run hack/node-images.sh (make node-tools does)")
+	}
 	args := append([]string{"upgrade", "--install", ReconcilerRelease,
 		"--kubeconfig", n.Kubeconfig,
 		"--namespace", ReconcilerNamespace, "--create-namespace",
 		"--wait", "--timeout", "3m"},
-		reconcilerChartArgs(repo, n.Images["trainfn"], values)...)
+		reconcilerChartArgs(repo, image, values)...)
 	cmd := exec.CommandContext(ctx, helm, args...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("helm upgrade --install %s: %w: %s", ReconcilerRelease, err, out)

@@ -19,10 +19,10 @@ func TestReconcilerChartArgsKeepTheTagAString(t *testing.T) {
 	repo, err := filepath.Abs(filepath.Join("..", ".."))
 	require.NoError(t, err)
 	for image, want := range map[string]string{
-		"trainfn.local/trainfn:6034236":      `image: "trainfn.local/trainfn:6034236"`,
-		"trainfn.local/trainfn:0123e45":      `image: "trainfn.local/trainfn:0123e45"`,
-		"registry.local:5000/trainfn:v1.2.3": `image: "registry.local:5000/trainfn:v1.2.3"`,
-		"registry.local:5000/trainfn":        `image: "registry.local:5000/trainfn:latest"`,
+		"trainfn.local/trainfn-reconciler:6034236":      `image: "trainfn.local/trainfn-reconciler:6034236"`,
+		"trainfn.local/trainfn-reconciler:0123e45":      `image: "trainfn.local/trainfn-reconciler:0123e45"`,
+		"registry.local:5000/trainfn-reconciler:v1.2.3": `image: "registry.local:5000/trainfn-reconciler:v1.2.3"`,
+		"registry.local:5000/trainfn-reconciler":        `image: "registry.local:5000/trainfn-reconciler:latest"`,
 	} {
 		t.Run(image, func(t *testing.T) {
 			args := append([]string{"template", ReconcilerRelease}, reconcilerChartArgs(repo, image, []string{"allocator.enabled=false"})...)

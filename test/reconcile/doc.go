@@ -1,4 +1,4 @@
-// Package reconcile runs trainfn's reconciler (trainfn reconcile) against a
+// Package reconcile runs trainfn's reconciler (trainfn-reconciler) against a
 // real control plane with kwok's fake kubelets (see test/cluster): jobs are
 // rendered by the trainfn binary, applied with server-side apply as a
 // GitOps controller would, and changed at run time the ways a cluster

@@ -17,9 +17,9 @@ var (
 	// kube is the control plane every test shares, each in namespaces of
 	// its own.
 	kube *cluster.Cluster
-	// trainfn is the binary under test, built once: it renders the jobs
-	// and runs the reconciler.
-	trainfn string
+	// trainfn renders the jobs and trainfnReconciler runs the reconciler:
+	// the binaries under test, built once.
+	trainfn, trainfnReconciler string
 )
 
 // fakeNodes hold every test's pods at once, several jobs of a few workers
@@ -43,7 +43,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer kube.Stop()
-	code := testtool.RunWithTrainfn(m, &trainfn)
+	code := testtool.RunWithCommands(m, map[string]*string{"trainfn": &trainfn, "trainfn-reconciler": &trainfnReconciler})
 	if code != 0 {
 		fmt.Fprintf(os.Stderr, "reconcile: the components' last words:\n%s", kube.Logs(20))
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/trainfn/trainfn/test/testtool"
 )
 
-// replica is one `trainfn reconcile` process, run as its Deployment
+// replica is one trainfn-reconciler process, run as its Deployment
 // runs it but signed in as the cluster's administrator.
 type replica struct {
 	cmd             *exec.Cmd
@@ -43,7 +43,7 @@ func startReconciler(t *testing.T, ns string, flags ...string) *replica {
 		diServer: "127.0.0.1:" + ports[2],
 		exited:   make(chan struct{}),
 	}
-	args := append([]string{"reconcile",
+	args := append([]string{
 		"--kubeconfig", kube.Kubeconfig,
 		"--namespaces", ns,
 		"--leader-election-namespace", ns,
@@ -52,12 +52,12 @@ func startReconciler(t *testing.T, ns string, flags ...string) *replica {
 		"--di-server-bind-address", r.diServer,
 		"--coalesce", "50ms",
 	}, flags...)
-	r.cmd = exec.Command(trainfn, args...)
+	r.cmd = exec.Command(trainfnReconciler, args...)
 	r.cmd.Stderr = r.stderr
 	// No reconciler outlives the test binary, however that ends.
 	r.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := r.cmd.Start(); err != nil {
-		t.Fatalf("starting trainfn reconcile: %v", err)
+		t.Fatalf("starting trainfn-reconciler: %v", err)
 	}
 	go func() {
 		r.err = r.cmd.Wait()
@@ -75,7 +75,7 @@ func startReconciler(t *testing.T, ns string, flags ...string) *replica {
 	eventually(t, "the reconciler's cache synced", func(ctx context.Context) error {
 		select {
 		case <-r.exited:
-			return giveUp(fmt.Errorf("trainfn reconcile exited (%v):\n%s", r.err, r.stderr.String()))
+			return giveUp(fmt.Errorf("trainfn-reconciler exited (%v):\n%s", r.err, r.stderr.String()))
 		default:
 		}
 		return httpOK(ctx, "http://"+r.probes+"/readyz")

@@ -97,6 +97,13 @@ func UpstreamCorpus(t testing.TB) string {
 // binary built into a temporary folder whose path it stores in *trainfn:
 // suites that run trainfn as users do build it once.
 func RunWithTrainfn(m *testing.M, trainfn *string) int {
+	return RunWithCommands(m, map[string]*string{"trainfn": trainfn})
+}
+
+// RunWithCommands is RunWithTrainfn for several of the module's commands,
+// named by their folders under cmd/ (trainfn, trainfn-reconciler), built
+// together; each one's path is stored where commands says.
+func RunWithCommands(m *testing.M, commands map[string]*string) int {
 	dir, err := os.MkdirTemp("", "trainfn-")
 	if err != nil {
 		panic(err)
@@ -106,8 +113,14 @@ func RunWithTrainfn(m *testing.M, trainfn *string) int {
 			panic(err)
 		}
 	}()
-	*trainfn = filepath.Join(dir, "trainfn")
-	build := exec.Command("go", "build", "-o", *trainfn, "github.com/trainfn/trainfn/cmd/trainfn")
+	// A folder given to -o, with its slash, takes every package's binary
+	// under its own name.
+	args := []string{"build", "-o", dir + string(filepath.Separator)}
+	for name, path := range commands {
+		*path = filepath.Join(dir, name)
+		args = append(args, "github.com/trainfn/trainfn/cmd/"+name)
+	}
+	build := exec.Command("go", args...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		panic(err)

@@ -153,14 +153,14 @@ can neither read every Secret nor change one the user supplied.
 {{- end }}
 
 {{/*
-The reconciler's command line; every flag is given, so the chart, not the
-binary's defaults, says how it runs.
+The reconciler's command line, the image's entrypoint being
+trainfn-reconciler; every flag is given, so the chart, not the binary's
+defaults, says how it runs.
 */}}
 {{- define "trainfn-reconciler.args" -}}
-- reconcile
-{{- with .Values.watchNamespaces }}
+{{- with .Values.watchNamespaces -}}
 - --namespaces={{ join "," . }}
-{{- end }}
+{{ end -}}
 - --leader-elect={{ .Values.leaderElection.enabled }}
 {{- if .Values.leaderElection.enabled }}
 - --leader-election-id={{ include "trainfn-reconciler.leaseName" . }}

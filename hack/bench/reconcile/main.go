@@ -30,7 +30,7 @@ func main() {
 	flag.DurationVar(&cfg.Coalesce, "coalesce", cfg.Coalesce, "the reconciler's --coalesce")
 	flag.DurationVar(&cfg.Gap, "gap", cfg.Gap, "pause after each one-at-a-time change; 0 sends them back to back, into the reconciler's client rate limit")
 	flag.BoolVar(&cfg.KubeconfigEnv, "kubeconfig-env", false, "give the reconciler $KUBECONFIG instead of --kubeconfig: no client-side rate limit, as in a pod")
-	flag.StringVar(&cfg.Bin, "bin", "", "trainfn binary to run; built from ./cmd/trainfn when empty")
+	flag.StringVar(&cfg.Bin, "bin", "", "trainfn-reconciler binary to run; built from ./cmd/trainfn-reconciler when empty")
 	out := flag.String("out", "", "results file, compared against when it exists (default .cache/bench/reconcile.json; -quick reconcile-quick.json)")
 	flag.BoolVar(&cfg.Keep, "keep", false, "keep the work folder (cluster and reconciler logs) and print its path")
 	timeout := flag.Duration("timeout", 20*time.Minute, "give up after this long")

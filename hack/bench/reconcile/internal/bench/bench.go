@@ -1,5 +1,5 @@
-// Package bench measures trainfn's reconciler the way it runs: the trainfn
-// binary's `reconcile` command as a process of its own, against a real
+// Package bench measures trainfn's reconciler the way it runs: the
+// trainfn-reconciler binary as a process of its own, against a real
 // control plane (package test/cluster) whose nodes kwok plays. Pods never
 // run; a worker becoming ready or not is a patch of its pod's status, which
 // is all the reconciler sees of a kubelet anyway.
@@ -31,7 +31,8 @@ import (
 type Config struct {
 	// Mode names the shape of a run in its results: full, quick or custom.
 	Mode string
-	// Bin is the trainfn binary; built from ./cmd/trainfn when empty.
+	// Bin is the trainfn-reconciler binary; built from
+	// ./cmd/trainfn-reconciler when empty.
 	Bin string
 	// Sizes are the workers of the jobs discovery is measured on.
 	Sizes []int
@@ -112,7 +113,7 @@ func Run(ctx context.Context, cfg Config, stdout, log io.Writer) (err error) {
 		}
 		_ = os.RemoveAll(dir)
 	}()
-	if b.bin, err = binary(ctx, cfg.Bin, dir); err != nil {
+	if b.reconciler, b.trainfn, err = binaries(ctx, cfg.Bin, dir); err != nil {
 		return err
 	}
 	pods := 2 * (cfg.MemoryWorkers + 1)
@@ -135,7 +136,7 @@ func Run(ctx context.Context, cfg Config, stdout, log io.Writer) (err error) {
 			fmt.Fprintf(log, "the components' last words:\n%s", c.Logs(15))
 		}
 	}()
-	if b.kube, err = newKube(c, b.bin, dir); err != nil {
+	if b.kube, err = newKube(c, b.trainfn, dir); err != nil {
 		return err
 	}
 	res := &Results{
@@ -166,28 +167,38 @@ func Run(ctx context.Context, cfg Config, stdout, log io.Writer) (err error) {
 type run struct {
 	cfg   Config
 	dir   string
-	bin   string
 	kube  *kube
 	log   io.Writer
 	began time.Time
+
+	// reconciler is the trainfn-reconciler binary measured; trainfn
+	// renders the jobs.
+	reconciler, trainfn string
 }
 
 func (b *run) progress(format string, args ...any) {
 	fmt.Fprintf(b.log, "[%6.1fs] %s\n", time.Since(b.began).Seconds(), fmt.Sprintf(format, args...))
 }
 
-// binary is the trainfn binary to run: the one given, else one built now,
-// so that the benchmark never times a stale build.
-func binary(ctx context.Context, given, dir string) (string, error) {
+// binaries are the trainfn-reconciler binary to run, the one given or else
+// one built now so that the benchmark never times a stale build, and
+// trainfn, built now, which renders the jobs.
+func binaries(ctx context.Context, given, dir string) (reconciler, trainfn string, err error) {
+	reconciler, trainfn = filepath.Join(dir, "trainfn-reconciler"), filepath.Join(dir, "trainfn")
+	packages := []string{"./cmd/trainfn", "./cmd/trainfn-reconciler"}
 	if given != "" {
-		return filepath.Abs(given)
+		if reconciler, err = filepath.Abs(given); err != nil {
+			return "", "", err
+		}
+		packages = packages[:1]
 	}
-	bin := filepath.Join(dir, "trainfn")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/trainfn")
+	// A folder given to -o, with its slash, takes each binary under its
+	// package's name.
+	cmd := exec.CommandContext(ctx, "go", append([]string{"build", "-o", dir + string(filepath.Separator)}, packages...)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building trainfn: %w\n%s", err, out)
+		return "", "", fmt.Errorf("building %s: %w\n%s", strings.Join(packages, " "), err, out)
 	}
-	return bin, nil
+	return reconciler, trainfn, nil
 }
 
 // commit names the code measured, for a later comparison to show.

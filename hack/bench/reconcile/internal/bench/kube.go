@@ -36,17 +36,18 @@ type kube struct {
 	*cluster.Cluster
 	dyn    dynamic.Interface
 	mapper meta.RESTMapper
-	bin    string
-	dir    string
+	// trainfn is the binary that renders the jobs.
+	trainfn string
+	dir     string
 }
 
-func newKube(c *cluster.Cluster, bin, dir string) (*kube, error) {
+func newKube(c *cluster.Cluster, trainfn, dir string) (*kube, error) {
 	dyn, err := dynamic.NewForConfig(c.Config)
 	if err != nil {
 		return nil, err
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(c.Client.Discovery()))
-	return &kube{Cluster: c, dyn: dyn, mapper: mapper, bin: bin, dir: dir}, nil
+	return &kube{Cluster: c, dyn: dyn, mapper: mapper, trainfn: trainfn, dir: dir}, nil
 }
 
 // poll checks until check succeeds, and says what it waited for otherwise.
@@ -112,7 +113,7 @@ func (k *kube) render(ctx context.Context, name string, workers int) ([]*unstruc
 		return nil, err
 	}
 	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, k.bin, "render", in)
+	cmd := exec.CommandContext(ctx, k.trainfn, "render", in)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {

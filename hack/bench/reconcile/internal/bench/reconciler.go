@@ -17,7 +17,7 @@ import (
 	"github.com/trainfn/trainfn/test/scrape"
 )
 
-// reconciler is a running `trainfn reconcile`.
+// reconciler is a running trainfn-reconciler.
 type reconciler struct {
 	cmd     *exec.Cmd
 	metrics string // its /metrics URL
@@ -44,7 +44,7 @@ func (b *run) startReconciler(ctx context.Context, name string) (*reconciler, er
 		return nil, err
 	}
 	defer log.Close()
-	args := []string{"reconcile",
+	args := []string{
 		"--leader-elect=false",
 		"--metrics-bind-address", addr,
 		"--health-probe-bind-address", "0",
@@ -53,9 +53,9 @@ func (b *run) startReconciler(ctx context.Context, name string) (*reconciler, er
 		"--di-server-bind-address", "127.0.0.1:0",
 		"--coalesce", b.cfg.Coalesce.String(),
 	}
-	cmd := exec.Command(b.bin, append(args, "--kubeconfig", b.kube.Kubeconfig)...)
+	cmd := exec.Command(b.reconciler, append(args, "--kubeconfig", b.kube.Kubeconfig)...)
 	if b.cfg.KubeconfigEnv {
-		cmd = exec.Command(b.bin, args...)
+		cmd = exec.Command(b.reconciler, args...)
 		cmd.Env = append(os.Environ(), "KUBECONFIG="+b.kube.Kubeconfig)
 	}
 	cmd.Stdout, cmd.Stderr = log, log

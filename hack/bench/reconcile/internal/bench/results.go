@@ -157,7 +157,7 @@ func mib(kib int64) float64 { return float64(kib) / 1024 }
 // printResults prints the results' tables, and their ratios to a previous
 // run's when there was one.
 func printResults(out io.Writer, r, previous *Results, path string) {
-	fmt.Fprintf(out, "trainfn reconcile benchmark (%s): %d CPUs, %d fake nodes, --coalesce %s, %s; took %s\n",
+	fmt.Fprintf(out, "trainfn-reconciler benchmark (%s): %d CPUs, %d fake nodes, --coalesce %s, %s; took %s\n",
 		r.Mode, r.CPUs, r.Nodes, r.Coalesce, r.Commit, time.Duration(r.Seconds*float64(time.Second)).Round(time.Second).String())
 	fmt.Fprintf(out, "reconciler's kubeconfig: %s\n", r.Client)
 

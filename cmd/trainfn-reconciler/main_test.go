@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func runReconciler(args ...string) result {
+	var out, errOut bytes.Buffer
+	code := run(args, &out, &errOut)
+	return result{code, out.String(), errOut.String()}
+}
+
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		r := runReconciler(args...)
+		assert.Equal(t, 0, r.code, args)
+		assert.True(t, strings.HasPrefix(r.stdout, "trainfn-reconciler "), "%v: %q", args, r.stdout)
+		assert.Equal(t, 1, strings.Count(r.stdout, "\n"), "%v: %q", args, r.stdout)
+	}
+}
+
+// The chart's flags are checked against --help (charts/charts_test.go);
+// here, that it lists them and runs nothing.
+func TestHelp(t *testing.T) {
+	r := runReconciler("--leader-elect=false", "--help")
+	assert.Equal(t, 0, r.code, r.stderr)
+	for _, flag := range []string{"--kubeconfig", "--namespaces", "--leader-elect", "--metrics-bind-address", "--health-probe-bind-address", "--di-server-bind-address", "--coalesce", "--scheduling-period", "--log-level"} {
+		assert.Contains(t, r.stdout, flag)
+	}
+}
+
+func TestCommandLineErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"reconcile"}, `unknown command "reconcile"`},
+		{[]string{"--no-such-flag"}, "unknown flag: --no-such-flag"},
+		{[]string{"--coalesce", "soon"}, "--coalesce"},
+		{[]string{"--log-level", "warn"}, `--log-level must be info or debug, not "warn"`},
+	} {
+		r := runReconciler(c.args...)
+		assert.Equal(t, 2, r.code, c.args)
+		assert.Empty(t, r.stdout, c.args)
+		assert.True(t, strings.HasPrefix(r.stderr, "trainfn-reconciler: "), "%v: %q", c.args, r.stderr)
+		assert.Contains(t, r.stderr, c.says, c.args)
+	}
+}
+
+func TestNoAPIServer(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "kubeconfig")
+	r := runReconciler("--kubeconfig", missing)
+	assert.Equal(t, 1, r.code)
+	assert.Equal(t, "trainfn-reconciler: reading kubeconfig "+missing+": stat "+missing+": no such file or directory\n", r.stderr)
+}
