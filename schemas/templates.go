@@ -126,10 +126,14 @@ func keyOf(s Schema, doc *yaml.Node) (key templateKey, own ownFields, ok bool) {
 // ownFieldsOf finds a job's own fields, and the nodes of their values;
 // false when a key is given twice, which only a full validation reports.
 func ownFieldsOf(doc *yaml.Node) (map[*yaml.Node]bool, ownFields, bool) {
-	meta := mappingValue(doc, "metadata")
-	if meta == nil || meta.Kind != yaml.MappingNode {
+	if doc.Kind != yaml.MappingNode {
 		return nil, ownFields{}, false
 	}
+	field := yaml.NewRNode(doc).Field("metadata")
+	if field == nil || field.Value.YNode().Kind != yaml.MappingNode {
+		return nil, ownFields{}, false
+	}
+	meta := field.Value.YNode()
 	var own ownFields
 	skip := map[*yaml.Node]bool{}
 	internal := kioutil.GetInternalAnnotations(yaml.NewRNode(doc))
@@ -187,20 +191,6 @@ func withoutOwnFields(plain any, own ownFields) any {
 	}
 	doc["metadata"] = meta
 	return doc
-}
-
-// mappingValue is the value of key in a mapping node; nil if there is
-// none.
-func mappingValue(m *yaml.Node, key string) *yaml.Node {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i+1]
-		}
-	}
-	return nil
 }
 
 // digest writes nodes into a hash by what decoding reads of them: kind,

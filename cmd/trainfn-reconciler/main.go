@@ -8,44 +8,22 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/trainfn/trainfn/cmd/internal/cli"
 )
 
-// version is set at build time (-ldflags "-X main.version=..."); otherwise
-// the module version the binary was built from is reported.
+// version is set at build time (-ldflags "-X main.version=...").
 var version = ""
 
-// exitError carries an exit code past cobra; what it says is already
-// written. Commands return it for every failure of their own, so any other
-// error is cobra's: a wrong command line, exit status 2.
-type exitError int
-
-func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+type exitError = cli.ExitError
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
-}
-
-func run(args []string, stdout, stderr io.Writer) int {
-	root := rootCommand(stdout, stderr)
-	root.SetArgs(args)
-	err := root.Execute()
-	var code exitError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &code):
-		return int(code)
-	default:
-		fmt.Fprintln(stderr, "trainfn-reconciler:", err)
-		return 2
-	}
+	os.Exit(cli.Execute(rootCommand(os.Stdout, os.Stderr), os.Args[1:], os.Stderr))
 }
 
 func versionCommand(stdout io.Writer) *cobra.Command {
@@ -54,17 +32,7 @@ func versionCommand(stdout io.Writer) *cobra.Command {
 		Short: "Print trainfn-reconciler's version",
 		Args:  cobra.NoArgs,
 		Run: func(*cobra.Command, []string) {
-			fmt.Fprintln(stdout, "trainfn-reconciler", buildVersion())
+			fmt.Fprintln(stdout, "trainfn-reconciler", cli.Version(version))
 		},
 	}
-}
-
-func buildVersion() string {
-	if version != "" {
-		return version
-	}
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
-		return info.Main.Version
-	}
-	return "(devel)"
 }

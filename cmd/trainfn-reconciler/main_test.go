@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/trainfn/trainfn/cmd/internal/cli"
 )
 
 type result struct {
@@ -16,7 +18,7 @@ type result struct {
 
 func runReconciler(args ...string) result {
 	var out, errOut bytes.Buffer
-	code := run(args, &out, &errOut)
+	code := cli.Execute(rootCommand(&out, &errOut), args, &errOut)
 	return result{code, out.String(), errOut.String()}
 }
 

@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/trainfn/trainfn/cmd/internal/cli"
 	"github.com/trainfn/trainfn/reconciler"
 )
 
@@ -44,7 +45,7 @@ phase, the allocator's placement of preemptible jobs' workers and the DI
 server API. It watches only objects trainfn rendered and never writes a
 field the rendered output sets.`,
 		Args:          cobra.NoArgs,
-		Version:       buildVersion(),
+		Version:       cli.Version(version),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -5,40 +5,22 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/trainfn/trainfn/cmd/internal/cli"
 	"github.com/trainfn/trainfn/functions"
 )
 
-// version is set at build time (-ldflags "-X main.version=..."); otherwise
-// the module version the binary was built from is reported.
+// version is set at build time (-ldflags "-X main.version=...").
 var version = ""
 
-// exitError carries an exit code past cobra; what it says is already
-// written. Commands return it for every failure of their own, so any other
-// error is cobra's: a wrong command line, exit status 2.
-type exitError int
-
-func (e exitError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+type exitError = cli.ExitError
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	root := rootCommand(stdin, stdout, stderr)
-	root.SetArgs(args)
-	err := root.Execute()
-	var code exitError
-	switch {
-	case err == nil:
-		return 0
-	case errors.As(err, &code):
-		return int(code)
-	default:
-		fmt.Fprintln(stderr, "trainfn:", err)
-		return 2
-	}
+	return cli.Execute(rootCommand(stdin, stdout, stderr), args, stderr)
 }
 
 func rootCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
@@ -133,7 +115,7 @@ func versionCommand(stdout io.Writer) *cobra.Command {
 		Short: "Print trainfn's version",
 		Args:  cobra.NoArgs,
 		Run: func(*cobra.Command, []string) {
-			fmt.Fprintln(stdout, "trainfn", buildVersion())
+			fmt.Fprintln(stdout, "trainfn", cli.Version(version))
 		},
 	}
 }
@@ -170,16 +152,6 @@ func report(stderr io.Writer, err error) error {
 		fmt.Fprintln(stderr, "error:", err)
 	}
 	return exitError(1)
-}
-
-func buildVersion() string {
-	if version != "" {
-		return version
-	}
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
-		return info.Main.Version
-	}
-	return "(devel)"
 }
 
 // isTerminal reports whether f is a character device, such as a terminal a

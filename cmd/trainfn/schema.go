@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trainfn/trainfn/cmd/internal/cli"
 	"github.com/trainfn/trainfn/schemas"
 	"github.com/trainfn/trainfn/schemas/export"
 )
@@ -99,7 +100,7 @@ func exportSchemas(format, outDir, image string, kinds []schemas.Kind) ([]byte, 
 	switch format {
 	case formatKRM:
 		if image == "" {
-			image = export.FunctionImage(buildVersion())
+			image = export.FunctionImage(cli.Version(version))
 		}
 		return export.KRMFunctionDefinition(image)
 	case formatOpenAPI:
@@ -107,7 +108,7 @@ func exportSchemas(format, outDir, image string, kinds []schemas.Kind) ([]byte, 
 		if err != nil {
 			return nil, err
 		}
-		return set.OpenAPI(buildVersion())
+		return set.OpenAPI(cli.Version(version))
 	}
 	if outDir == "" && len(kinds) != 1 {
 		return nil, oneKindError(kinds)

@@ -1,0 +1,48 @@
+// Package cli is what trainfn's commands share around cobra: exit statuses
+// and the version they report.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// ExitError carries an exit status past cobra; what it says is already
+// written. Commands return it for every failure of their own, so any other
+// error is cobra's: a wrong command line, exit status 2.
+type ExitError int
+
+func (e ExitError) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// Execute runs root with args and returns the exit status, writing a
+// command-line error to stderr after the program's name.
+func Execute(root *cobra.Command, args []string, stderr io.Writer) int {
+	root.SetArgs(args)
+	err := root.Execute()
+	var code ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &code):
+		return int(code)
+	default:
+		fmt.Fprintf(stderr, "%s: %v\n", root.Name(), err)
+		return 2
+	}
+}
+
+// Version is set, the version a binary was given at build time (-ldflags
+// "-X main.version=..."), or else the module version it was built from.
+func Version(set string) string {
+	if set != "" {
+		return set
+	}
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+		return info.Main.Version
+	}
+	return "(devel)"
+}
