@@ -28,8 +28,8 @@ import (
 const (
 	// maxSeen bounds the digests of templates accepted once.
 	maxSeen = 4096
-	// maxKnown bounds the templates kept with their evaluated schema,
-	// which hold a few hundred KiB each.
+	// maxKnown bounds the templates kept, each with two evaluations of
+	// the document alive: its own and one without its own fields.
 	maxKnown = 64
 )
 

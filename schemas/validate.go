@@ -48,8 +48,8 @@ func Validate(doc *yaml.RNode, s Schema) (*Validated, Problems) {
 
 // Validate checks a document against its kind's schema. Problems carry
 // field paths and positions in doc; doc itself is left unchanged. A
-// document of a template the Validator knows has only its name checked
-// (see templates.go).
+// document of a template the Validator knows has only its own fields
+// checked (see templates.go).
 func (v *Validator) Validate(doc *yaml.RNode, s Schema) (*Validated, Problems) {
 	def, err := v.schema(s)
 	if err != nil {
