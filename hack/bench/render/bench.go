@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -103,7 +104,7 @@ func measureCase(cfg config, dir string, c benchCase) (CaseResult, error) {
 	if _, _, err := runOnce([]string{cfg.floor}, outPath, false); err != nil {
 		return CaseResult{}, err
 	}
-	r.Runs = cfg.runs
+	r.Runs = cmp.Or(c.runs, cfg.runs)
 	if first.wall > cfg.slow {
 		r.Runs = cfg.slowRuns
 	}
