@@ -27,10 +27,10 @@ const (
 // it first thing: it validates cue.mod/module.cue against CUE's own schema
 // for module files, and walks the file system, which here is embedded and
 // has nothing to discover. A build.Instance made from the embedded files
-// builds the same values at a third of the cost.
+// builds the same values: the first build in a process takes about 4 ms
+// instead of 7 here.
 //
-// Comments are kept only with documented: validation never reads them,
-// and parsing them costs a quarter of the parse.
+// Comments are kept only with documented: only the exports read them.
 func compile(ctx *cue.Context, pkg string, documented bool) (cue.Value, error) {
 	options := []parser.Option{parser.Version(languageVersion)}
 	if documented {
