@@ -141,7 +141,8 @@ func (a *Allocation) Optimize(ctx context.Context) error {
 			// Its minimum finds no room now; it keeps what it runs.
 			continue
 		}
-		if growth(j, list) > 0 && !shrunk {
+		grows := growth(j, list)
+		if grows > 0 && !shrunk {
 			// A job that was to give up room still holds it: growing
 			// now would overcommit the nodes. The next period decides
 			// again from what runs.
@@ -149,7 +150,7 @@ func (a *Allocation) Optimize(ctx context.Context) error {
 		}
 		applied, err := a.apply(ctx, j, list)
 		errs = append(errs, err)
-		if growth(j, list) < 0 && !applied {
+		if grows < 0 && !applied {
 			shrunk = false
 		}
 	}

@@ -8,11 +8,7 @@
 package main
 
 import (
-	"fmt"
-	"io"
 	"os"
-
-	"github.com/spf13/cobra"
 
 	"github.com/trainfn/trainfn/cmd/internal/cli"
 )
@@ -20,19 +16,6 @@ import (
 // version is set at build time (-ldflags "-X main.version=...").
 var version = ""
 
-type exitError = cli.ExitError
-
 func main() {
 	os.Exit(cli.Execute(rootCommand(os.Stdout, os.Stderr), os.Args[1:], os.Stderr))
-}
-
-func versionCommand(stdout io.Writer) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print trainfn-reconciler's version",
-		Args:  cobra.NoArgs,
-		Run: func(*cobra.Command, []string) {
-			fmt.Fprintln(stdout, "trainfn-reconciler", cli.Version(version))
-		},
-	}
 }

@@ -52,7 +52,7 @@ field the rendered output sets.`,
 			var lvl zapcore.Level
 			if err := lvl.Set(level); err != nil || (lvl != zapcore.InfoLevel && lvl != zapcore.DebugLevel) {
 				fmt.Fprintf(stderr, "trainfn-reconciler: --log-level must be info or debug, not %q\n", level)
-				return exitError(2)
+				return cli.ExitError(2)
 			}
 			ctrl.SetLogger(zap.New(zap.WriteTo(stderr), zap.Level(lvl), zap.JSONEncoder()))
 			if opts.LeaderElectionNamespace == "" {
@@ -61,13 +61,13 @@ field the rendered output sets.`,
 			config, err := restConfig(kubeconfig)
 			if err != nil {
 				fmt.Fprintln(stderr, "trainfn-reconciler:", err)
-				return exitError(1)
+				return cli.ExitError(1)
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			if err := reconciler.Run(ctx, config, opts); err != nil {
 				fmt.Fprintln(stderr, "trainfn-reconciler:", err)
-				return exitError(1)
+				return cli.ExitError(1)
 			}
 			return nil
 		},
@@ -88,7 +88,7 @@ field the rendered output sets.`,
 	cmd.SetVersionTemplate("trainfn-reconciler {{.Version}}\n")
 	cmd.SetOut(stdout)
 	cmd.SetErr(stderr)
-	cmd.AddCommand(versionCommand(stdout))
+	cmd.AddCommand(cli.VersionCommand("trainfn-reconciler", version, stdout))
 	return cmd
 }
 

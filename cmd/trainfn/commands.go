@@ -48,7 +48,7 @@ subcommands do the same on plain YAML files.`,
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(renderCommand(stdin, stdout, stderr), validateCommand(stdin, stderr), reconcileMovedCommand(stderr), statusCommand(stdout, stderr), schemaCommand(stdout, stderr), versionCommand(stdout))
+	root.AddCommand(renderCommand(stdin, stdout, stderr), validateCommand(stdin, stderr), reconcileMovedCommand(stderr), statusCommand(stdout, stderr), schemaCommand(stdout, stderr), cli.VersionCommand("trainfn", version, stdout))
 	return root
 }
 
@@ -105,17 +105,6 @@ problem with its file, line, field path and rule, and exits 1 if there is one.`,
 		RunE: func(_ *cobra.Command, args []string) error {
 			_, err := expand(args, stdin, stderr)
 			return err
-		},
-	}
-}
-
-func versionCommand(stdout io.Writer) *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print trainfn's version",
-		Args:  cobra.NoArgs,
-		Run: func(*cobra.Command, []string) {
-			fmt.Fprintln(stdout, "trainfn", cli.Version(version))
 		},
 	}
 }

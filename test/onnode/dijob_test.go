@@ -4,7 +4,6 @@ package onnode
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -28,29 +27,32 @@ func TestDIJobCallsTheDIServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	// The pods are gone once the job ends: what they printed is read as
-	// they run, one entry per start of a pod's container. A StatefulSet's
-	// pod restarts its container, even one that exited 0, until the job's
-	// end scales it away, so rank 0's finished run may already be the
-	// previous one when it is read.
+	// they run. A StatefulSet's pod restarts its container, even one that
+	// exited 0, until the job's end scales it away, and the pod's status
+	// may name the restart only after its log does; so rank 0's finished
+	// run is kept from whichever log first holds all of it. A start's log
+	// only grows, and "done" is its last line.
 	printed := map[string]string{}
+	var rank0 string
 	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		pods, err := kube.Client.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil
 		}
 		for _, p := range pods.Items {
-			var restarts int32
-			for _, c := range p.Status.ContainerStatuses {
-				restarts = c.RestartCount
-			}
-			if out, err := kube.Client.CoreV1().Pods(s.ns).GetLogs(p.Name, &corev1.PodLogOptions{}).DoRaw(ctx); err == nil && len(out) > 0 {
-				printed[start(p.Name, restarts)] = string(out)
-			}
-			if restarts == 0 {
-				continue
-			}
-			if out, err := kube.Client.CoreV1().Pods(s.ns).GetLogs(p.Name, &corev1.PodLogOptions{Previous: true}).DoRaw(ctx); err == nil && len(out) > 0 {
-				printed[start(p.Name, restarts-1)] = string(out)
+			for _, previous := range []bool{false, true} {
+				out, err := kube.Client.CoreV1().Pods(s.ns).GetLogs(p.Name, &corev1.PodLogOptions{Previous: previous}).DoRaw(ctx)
+				if err != nil || len(out) == 0 {
+					continue
+				}
+				key := p.Name
+				if previous {
+					key += " before a restart"
+				}
+				printed[key] = string(out)
+				if p.Name == "di-worker-0" && rank0 == "" && strings.Contains(string(out), "\ndone\n") {
+					rank0 = string(out)
+				}
 			}
 		}
 		set, err := kube.Client.AppsV1().StatefulSets(s.ns).Get(ctx, "di-worker", metav1.GetOptions{})
@@ -58,22 +60,9 @@ func TestDIJobCallsTheDIServer(t *testing.T) {
 	})
 	require.NoError(t, err, "the workers' StatefulSet was not scaled to zero, the job did not end:\n%v", printed)
 	t.Logf("the job ended %s after kubectl apply; its pods printed %v", time.Since(s.began).Round(10*time.Millisecond), printed)
-	// The run of rank 0 that called the server to its end; a run before it
-	// may have failed, one after it only begins again.
-	var rank0 string
-	for restarts := int32(0); ; restarts++ {
-		out, ok := printed[start("di-worker-0", restarts)]
-		if !ok {
-			break
-		}
-		if strings.Contains(out, "\ndone\n") {
-			rank0 = out
-			break
-		}
-	}
 	require.NotEmpty(t, rank0, "no run of rank 0 printed done")
 	assert.Contains(t, rank0, "rank=0 job="+s.ns+".di.1 attach=\n")
-	assert.Contains(t, printed[start("di-worker-1", 0)], "rank=1 job="+s.ns+".di.1 attach=--attach-to=tcp://di-worker-0.di:22270")
+	assert.Contains(t, printed["di-worker-1"], "rank=1 job="+s.ns+".di.1 attach=--attach-to=tcp://di-worker-0.di:22270")
 	var seen []string
 	for _, line := range strings.Split(rank0, "\n") {
 		if n, ok := strings.CutPrefix(line, "replicas: "); ok {
@@ -81,10 +70,4 @@ func TestDIJobCallsTheDIServer(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"2", "3", "2"}, seen, "the replica counts rank 0 saw")
-}
-
-// start names one start of a pod's container by how many restarts came
-// before it.
-func start(pod string, restarts int32) string {
-	return fmt.Sprintf("%s start %d", pod, restarts+1)
 }

@@ -46,3 +46,16 @@ func Version(set string) string {
 	}
 	return "(devel)"
 }
+
+// VersionCommand is the version subcommand of program: one line, the
+// program's name and Version(set).
+func VersionCommand(program, set string, stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print " + program + "'s version",
+		Args:  cobra.NoArgs,
+		Run: func(*cobra.Command, []string) {
+			fmt.Fprintln(stdout, program, Version(set))
+		},
+	}
+}

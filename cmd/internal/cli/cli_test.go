@@ -25,3 +25,11 @@ func TestVersion(t *testing.T) {
 	assert.Equal(t, "v1.2.3", Version("v1.2.3"))
 	assert.NotEmpty(t, Version(""), "the module's version, or (devel)")
 }
+
+func TestVersionCommand(t *testing.T) {
+	var stdout bytes.Buffer
+	cmd := VersionCommand("tool", "v1.2.3", &stdout)
+	cmd.SetArgs(nil)
+	assert.NoError(t, cmd.Execute())
+	assert.Equal(t, "tool v1.2.3\n", stdout.String())
+}

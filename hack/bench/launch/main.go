@@ -17,6 +17,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,7 +61,7 @@ type row struct {
 	parallel, sequential time.Duration
 }
 
-func run(out *os.File, counts []int, latency time.Duration, quick bool) error {
+func run(out io.Writer, counts []int, latency time.Duration, quick bool) error {
 	dir, err := os.MkdirTemp("", "trainfn-launch-")
 	if err != nil {
 		return err
@@ -127,7 +128,7 @@ func timeScript(hostfile, bin, parallel string) (time.Duration, error) {
 	return took, nil
 }
 
-func report(out *os.File, rows []row, parallel string) {
+func report(out io.Writer, rows []row, parallel string) {
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(w, "hosts\tparallel\tper host\tone at a time\tratio\t")
 	for _, r := range rows {
