@@ -51,6 +51,14 @@ func submit(t *testing.T, manifests []string, edit func(obj map[string]any)) *su
 	return s
 }
 
+// abandon deletes the submission's namespace, and with it the job, now
+// rather than when the test ends.
+func (s *submission) abandon() {
+	s.t.Helper()
+	err := kube.Client.CoreV1().Namespaces().Delete(context.Background(), s.ns, metav1.DeleteOptions{})
+	require.NoError(s.t, err, "deleting the namespace %s", s.ns)
+}
+
 // kubectl runs kubectl in the submission's namespace.
 func (s *submission) kubectl(stdin io.Reader, args ...string) {
 	s.t.Helper()

@@ -51,7 +51,11 @@ func TestMPIJobsRunToCompletion(t *testing.T) {
 				manifests = append(manifests, writeFile(t, "trainfn.yaml", tt.config))
 			}
 			s := submit(t, manifests, nil)
-			if tt.mpich && !s.finalized(tt.name+"-launcher") {
+			for run := 1; tt.mpich && !s.finalized(tt.name+"-launcher"); run++ {
+				require.Less(t, run, mpichRuns, "MPICH's MPI_Finalize deadlocked in %d runs in a row", mpichRuns)
+				// A deadlocked rank spins on a core: left to run, it
+				// slows every other test on the node.
+				s.abandon()
 				s = submit(t, manifests, nil)
 			}
 			s.succeed(tt.name+"-launcher", jobTimeout)
@@ -65,6 +69,12 @@ func TestMPIJobsRunToCompletion(t *testing.T) {
 	}
 }
 
+// mpichRuns is how many times an MPICH job is run while it deadlocks in
+// MPI_Finalize (see finalized). On a quiet node pi-intel's runs hung 5
+// times in 21, and under CI's load pi-mpich's hung twice in a row: five
+// runs all hang about once in a thousand.
+const mpichRuns = 5
+
 // finalizeHang is how long an MPICH job may take: a pi job takes ten to
 // twenty seconds on the node, under load.
 const finalizeHang = 90 * time.Second
@@ -72,9 +82,9 @@ const finalizeHang = 90 * time.Second
 // finalized tells whether an MPICH job's launcher ended in time, or did not
 // for another reason than a hang in MPI_Finalize: Debian bookworm's MPICH
 // 4.0.2 (ch4:ucx) may leave rank 0 in a PMI barrier while another rank
-// waits for it to complete a UCX disconnect, now and then, under load
+// waits for it to complete a UCX disconnect (see mpichRuns for how often)
 // (fixed upstream by pmodels/mpich#6596, in MPICH 4.2). Every rank has then
-// reported and rank 0 printed pi: the job is run once more.
+// reported and rank 0 printed pi: the job is run again.
 func (s *submission) finalized(launcher string) bool {
 	s.t.Helper()
 	if ended, _, _ := s.ends(launcher, finalizeHang); ended {
@@ -84,7 +94,7 @@ func (s *submission) finalized(launcher string) bool {
 	if !piLine.MatchString(out) {
 		return true
 	}
-	s.t.Logf("MPICH's ranks reported and rank 0 printed pi, but they have not ended %s after kubectl apply: MPICH 4.0.2's MPI_Finalize deadlock (pmodels/mpich#6596); running the job once more:\n%s", finalizeHang, out)
+	s.t.Logf("MPICH's ranks reported and rank 0 printed pi, but they have not ended %s after kubectl apply: MPICH 4.0.2's MPI_Finalize deadlock (pmodels/mpich#6596); running the job again:\n%s", finalizeHang, out)
 	return false
 }
 
