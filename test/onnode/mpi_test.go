@@ -82,9 +82,9 @@ const finalizeHang = 90 * time.Second
 // finalized tells whether an MPICH job's launcher ended in time, or did not
 // for another reason than a hang in MPI_Finalize: Debian bookworm's MPICH
 // 4.0.2 (ch4:ucx) may leave rank 0 in a PMI barrier while another rank
-// waits for it to complete a UCX disconnect (see mpichRuns for how often)
-// (fixed upstream by pmodels/mpich#6596, in MPICH 4.2). Every rank has then
-// reported and rank 0 printed pi: the job is run again.
+// waits for it to complete a UCX disconnect, fixed upstream by
+// pmodels/mpich#6596 in MPICH 4.2 (mpichRuns says how often it happens).
+// Every rank has then reported and rank 0 printed pi: the job is run again.
 func (s *submission) finalized(launcher string) bool {
 	s.t.Helper()
 	if ended, _, _ := s.ends(launcher, finalizeHang); ended {
