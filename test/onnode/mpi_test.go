@@ -71,7 +71,7 @@ func TestMPIJobsRunToCompletion(t *testing.T) {
 
 // mpichRuns is how many times an MPICH job is run while it deadlocks in
 // MPI_Finalize (see finalized). On a quiet node pi-intel's runs hung 5
-// times in 21, and under CI's load pi-mpich's hung twice in a row: five
+// times in 23, and under CI's load pi-mpich's hung twice in a row: five
 // runs all hang about once in a thousand.
 const mpichRuns = 5
 
