@@ -76,9 +76,9 @@ func TestMPIJobsRunToCompletion(t *testing.T) {
 const mpichRuns = 5
 
 // finalizeHang is how long an MPICH job may take to end once rank 0 has
-// printed pi: MPI_Finalize and mpirun's exit take about a second. It is
-// counted from pi, not from kubectl apply: on a node full of other tests'
-// pods, a job may wait minutes for room before it starts.
+// printed pi: a whole pi job takes 5 to 7 s from kubectl apply on a quiet
+// node. It is counted from pi, not from kubectl apply: on a node full of
+// other tests' pods, a job may wait minutes for room before it starts.
 const finalizeHang = 30 * time.Second
 
 // finalized tells whether an MPICH job's launcher ended, or did not for
