@@ -32,7 +32,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/utils/ptr"
 
-	trainfnlabels "github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/test/testtool"
 )
@@ -512,7 +512,7 @@ func TestDIServerNetworkPolicy(t *testing.T) {
 	port := func(n int32) networkingv1.NetworkPolicyPort {
 		return networkingv1.NetworkPolicyPort{Protocol: tcp, Port: ptr.To(intstr.FromInt32(n))}
 	}
-	trainfnPods := &metav1.LabelSelector{MatchLabels: map[string]string{trainfnlabels.OperatorName: trainfnlabels.Operator}}
+	trainfnPods := &metav1.LabelSelector{MatchLabels: map[string]string{handoff.OperatorNameLabel: handoff.Operator}}
 
 	objs := render(t, "--set", "diServer.networkPolicy=true")
 	policies := ofKind[networkingv1.NetworkPolicy](t, objs, "NetworkPolicy")

@@ -3,12 +3,12 @@ package functions_test
 import (
 	"testing"
 
-	"github.com/trainfn/trainfn/render/rendertest"
+	"github.com/trainfn/trainfn/functions/functionstest"
 )
 
 // TestGolden renders the front end's own cases: streams of several kinds
 // and documents that are no job, the function config, collisions between
 // documents. Each kind's cases are its package's.
 func TestGolden(t *testing.T) {
-	rendertest.Golden(t, "testdata")
+	functionstest.Golden(t, "testdata")
 }

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/trainfn/trainfn/render/ynode"
 	"github.com/trainfn/trainfn/test/jobstream"
 )
 
@@ -107,7 +108,7 @@ func requireItemsUnchanged(t *testing.T, in, out string) {
 	items := func(text string) string {
 		n, err := yaml.Parse(text)
 		require.NoError(t, err)
-		return yaml.NewRNode(fieldValue(n.YNode(), "items")).MustString()
+		return yaml.NewRNode(ynode.Get(n.YNode(), "items")).MustString()
 	}
 	require.Equal(t, items(in), items(out), "a failed run returns the items as they came")
 }

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	k8syaml "sigs.k8s.io/yaml"
 
+	"github.com/trainfn/trainfn/render"
 	"github.com/trainfn/trainfn/schemas/export"
 	"github.com/trainfn/trainfn/test/testtool"
 )
@@ -26,7 +27,7 @@ import (
 const functionDefinition = "krm-function-definition.yaml"
 
 func TestKRMFunctionDefinitionIsGenerated(t *testing.T) {
-	want, err := export.KRMFunctionDefinition(export.FunctionImage("(devel)"))
+	want, err := export.NewCatalog(render.Kinds()).KRMFunctionDefinition(export.FunctionImage("(devel)"))
 	require.NoError(t, err)
 	got, err := os.ReadFile(functionDefinition)
 	require.NoError(t, err)

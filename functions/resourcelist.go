@@ -9,6 +9,8 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/trainfn/trainfn/render/ynode"
 )
 
 // stdinName names standard input in messages about its text.
@@ -100,9 +102,9 @@ func readResourceList(data []byte) (*listInput, error) {
 		return nil, nil
 	}
 	root := yaml.NewRNode(&doc).YNode()
-	kind := scalarValue(fieldValue(root, "kind"))
+	kind := ynode.ScalarValue(ynode.Get(root, "kind"))
 	if root.Kind != yaml.MappingNode || (kind != kio.ResourceListKind && kind != "List") ||
-		(fieldValue(root, "items") == nil && fieldValue(root, "functionConfig") == nil) {
+		(ynode.Get(root, "items") == nil && ynode.Get(root, "functionConfig") == nil) {
 		return nil, nil
 	}
 	var next yaml.Node
@@ -121,8 +123,8 @@ func readResourceList(data []byte) (*listInput, error) {
 				Message: fmt.Sprintf("the %s gives %s twice (first at line %d): which one holds what it lists is ambiguous", kind, k.Value, first.Line)})
 		}
 	}
-	in := &listInput{apiVersion: scalarValue(fieldValue(root, "apiVersion")), kind: kind}
-	if items := fieldValue(root, "items"); given(items) {
+	in := &listInput{apiVersion: ynode.ScalarValue(ynode.Get(root, "apiVersion")), kind: kind}
+	if items := ynode.Get(root, "items"); given(items) {
 		if items.Kind != yaml.SequenceNode {
 			diags = append(diags, Diagnostic{Severity: Error, Source: Source{Path: stdinName}, Line: items.Line, Column: items.Column,
 				Message: fmt.Sprintf("the items of the %s must be a sequence of objects, not %s", kind, kindName(items))})
@@ -135,7 +137,7 @@ func readResourceList(data []byte) (*listInput, error) {
 	if len(diags) > 0 {
 		return nil, diags
 	}
-	if fc := fieldValue(root, "functionConfig"); fc != nil {
+	if fc := ynode.Get(root, "functionConfig"); fc != nil {
 		in.functionConfig = yaml.NewRNode(fc)
 	}
 	return in, nil
@@ -156,11 +158,4 @@ func readPlainStream(data []byte) error {
 		return diags
 	}
 	return nil
-}
-
-func scalarValue(n *yaml.Node) string {
-	if n != nil && n.Kind == yaml.ScalarNode {
-		return n.Value
-	}
-	return ""
 }

@@ -1,6 +1,10 @@
 package functions
 
-import "sigs.k8s.io/kustomize/kyaml/yaml"
+import (
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/trainfn/trainfn/render/ynode"
+)
 
 // shapeProblem says what keeps a document from being read as a Kubernetes
 // object, "" when nothing does: the document is a mapping, and so are its
@@ -12,7 +16,7 @@ func shapeProblem(n *yaml.RNode) string {
 	if n.YNode().Kind != yaml.MappingNode {
 		return "not a Kubernetes object: the document is not a mapping"
 	}
-	meta := setField(n.YNode(), yaml.MetadataField)
+	meta := ynode.Given(n.YNode(), yaml.MetadataField)
 	if meta == nil {
 		return ""
 	}
@@ -20,28 +24,9 @@ func shapeProblem(n *yaml.RNode) string {
 		return "not a Kubernetes object: metadata is not a mapping"
 	}
 	for _, name := range []string{yaml.LabelsField, yaml.AnnotationsField} {
-		if m := setField(meta, name); m != nil && m.Kind != yaml.MappingNode {
+		if m := ynode.Given(meta, name); m != nil && m.Kind != yaml.MappingNode {
 			return "not a Kubernetes object: metadata." + name + " is not a mapping"
 		}
 	}
 	return ""
-}
-
-// setField is the value of a mapping's field, aliases followed; nil when
-// the field is missing or null, as for kyaml.
-func setField(mapping *yaml.Node, name string) *yaml.Node {
-	for i := 0; i+1 < len(mapping.Content); i += 2 {
-		if mapping.Content[i].Value != name {
-			continue
-		}
-		v := mapping.Content[i+1]
-		for v.Kind == yaml.AliasNode && v.Alias != nil {
-			v = v.Alias
-		}
-		if yaml.IsYNodeNilOrEmpty(v) {
-			return nil
-		}
-		return v
-	}
-	return nil
 }

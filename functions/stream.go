@@ -16,6 +16,8 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/trainfn/trainfn/render/ynode"
 )
 
 // Stdin names standard input among the paths ReadDocuments reads.
@@ -219,7 +221,7 @@ func decode(text string) ([]*yaml.RNode, error) {
 	// kyaml reads the kind of any node as if it were a mapping, and fails
 	// on some that are not.
 	if n.YNode().Kind == yaml.MappingNode && n.GetKind() == "List" && n.GetApiVersion() == "v1" {
-		items := fieldValue(n.YNode(), "items")
+		items := ynode.Get(n.YNode(), "items")
 		if !given(items) {
 			return nil, nil
 		}

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render/objectsize"
+	"github.com/trainfn/trainfn/render/ynode"
 )
 
 // maxSpecDepth bounds how deep a job spec nests. Its deepest fields, in pod
@@ -90,12 +91,12 @@ func (c *checker) report(at *yaml.Node, field, message string) {
 // alias: kyaml edits them in place (the reader's and writer's annotations,
 // the rendered objects' labels), and an alias is no mapping to edit.
 func (c *checker) metadataAliases(n *yaml.Node) {
-	meta := fieldValue(n, "metadata")
+	meta := ynode.Get(n, "metadata")
 	fields := []string{"metadata"}
 	values := []*yaml.Node{meta}
 	if meta != nil && meta.Kind == yaml.MappingNode {
 		fields = append(fields, "metadata.labels", "metadata.annotations")
-		values = append(values, fieldValue(meta, "labels"), fieldValue(meta, "annotations"))
+		values = append(values, ynode.Get(meta, "labels"), ynode.Get(meta, "annotations"))
 	}
 	for i, v := range values {
 		if v != nil && v.Kind == yaml.AliasNode {
@@ -217,16 +218,6 @@ func (c *checker) size(n *yaml.Node) {
 		c.doc.Node.GetKind(), objectsize.Max, where))
 }
 
-// fieldValue is the value of a mapping's field, nil when it has none.
-func fieldValue(n *yaml.Node, name string) *yaml.Node {
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == name {
-			return n.Content[i+1]
-		}
-	}
-	return nil
-}
-
 // given reports whether a field has a value: null says nothing.
 func given(n *yaml.Node) bool {
 	return n != nil && !(n.Kind == yaml.ScalarNode && n.ShortTag() == yaml.NodeTagNull)
@@ -250,19 +241,10 @@ func kindName(n *yaml.Node) string {
 // for (kyaml's GetMeta gives the alias's own name). Unlike GetMeta it
 // reads nothing else, so any shape of metadata will do.
 func resourceOf(n *yaml.Node) *yaml.ResourceIdentifier {
-	scalar := func(v *yaml.Node) string {
-		if v != nil && v.Kind == yaml.AliasNode {
-			v = v.Alias
-		}
-		if v != nil && v.Kind == yaml.ScalarNode {
-			return v.Value
-		}
-		return ""
-	}
 	id := &yaml.ResourceIdentifier{TypeMeta: yaml.TypeMeta{
-		APIVersion: scalar(fieldValue(n, "apiVersion")), Kind: scalar(fieldValue(n, "kind"))}}
-	if meta := fieldValue(n, "metadata"); meta != nil && meta.Kind == yaml.MappingNode {
-		id.Name, id.Namespace = scalar(fieldValue(meta, "name")), scalar(fieldValue(meta, "namespace"))
+		APIVersion: ynode.ScalarValue(ynode.Get(n, "apiVersion")), Kind: ynode.ScalarValue(ynode.Get(n, "kind"))}}
+	if meta := ynode.Get(n, "metadata"); meta != nil && meta.Kind == yaml.MappingNode {
+		id.Name, id.Namespace = ynode.ScalarValue(ynode.Get(meta, "name")), ynode.ScalarValue(ynode.Get(meta, "namespace"))
 	}
 	if id.Kind == "" {
 		return nil

@@ -23,10 +23,8 @@ import (
 
 	"github.com/trainfn/trainfn/reconciler/allocator"
 	"github.com/trainfn/trainfn/reconciler/diserver"
-	"github.com/trainfn/trainfn/reconciler/phase"
 	"github.com/trainfn/trainfn/render/handoff"
-	"github.com/trainfn/trainfn/render/labels"
-	"github.com/trainfn/trainfn/render/naming"
+	"github.com/trainfn/trainfn/status/phase"
 )
 
 // Allocation runs DI-orchestrator's allocator over the preemptible DIJobs:
@@ -230,7 +228,7 @@ func (a *Allocation) reserve(j preemptible, list allocator.NodeList) {
 }
 
 func workerOf(s *appsv1.StatefulSet, i int) worker {
-	return worker{namespace: s.Namespace, job: s.Labels[labels.JobName], set: s.Name, index: i}
+	return worker{namespace: s.Namespace, job: s.Labels[handoff.JobNameLabel], set: s.Name, index: i}
 }
 
 // bound forgets the reservation of a pod the scheduler bound.
@@ -239,8 +237,8 @@ func (a *Allocation) bound(p *corev1.Pod) {
 	if !ok || p.Spec.NodeName == "" || p.DeletionTimestamp != nil || a.reserved == nil {
 		return
 	}
-	job := p.Labels[labels.JobName]
-	delete(a.reserved, worker{namespace: p.Namespace, job: job, set: naming.Workers(job), index: i})
+	job := p.Labels[handoff.JobNameLabel]
+	delete(a.reserved, worker{namespace: p.Namespace, job: job, set: handoff.WorkersName(job), index: i})
 }
 
 // stuckAfter is how long a pinned pod may wait for its node before it is
@@ -361,7 +359,7 @@ func (a *Allocation) Usable(ctx context.Context, s *appsv1.StatefulSet, node str
 // preemptibleJobs are the started, running preemptible DIJobs.
 func (a *Allocation) preemptibleJobs(ctx context.Context) ([]preemptible, error) {
 	var sets appsv1.StatefulSetList
-	if err := a.Client.List(ctx, &sets, client.MatchingLabels{labels.OperatorName: labels.Operator}); err != nil {
+	if err := a.Client.List(ctx, &sets, client.MatchingLabels{handoff.OperatorNameLabel: handoff.Operator}); err != nil {
 		return nil, err
 	}
 	var out []preemptible
@@ -415,9 +413,8 @@ func (a *Allocation) current(ctx context.Context, s *appsv1.StatefulSet) (preemp
 }
 
 func isPreemptible(s *appsv1.StatefulSet) bool {
-	_, di := s.Annotations[handoff.DIJobGeneration]
 	_, elastic := s.Annotations[handoff.ElasticWorkers]
-	return di && elastic
+	return handoff.IsDIJob(s.Labels) && elastic
 }
 
 // jobInfo is what the policy knows of a job's StatefulSet.
@@ -425,7 +422,7 @@ func jobInfo(s *appsv1.StatefulSet) allocator.JobInfo {
 	b, _, _ := bounds(s)
 	requests := resourcehelper.PodRequests(&corev1.Pod{Spec: s.Spec.Template.Spec}, resourcehelper.PodResourcesOptions{})
 	return allocator.JobInfo{
-		Key:        s.Namespace + "/" + s.Labels[labels.JobName],
+		Key:        s.Namespace + "/" + s.Labels[handoff.JobNameLabel],
 		Min:        b.Min,
 		Max:        b.Max,
 		Priority:   s.Annotations[handoff.Priority],
@@ -470,6 +467,6 @@ func throughputOf(s *appsv1.StatefulSet) map[int32]float64 {
 
 // podIndex is a StatefulSet pod's ordinal, from its label.
 func podIndex(p *corev1.Pod) (int, bool) {
-	i, err := strconv.Atoi(p.Labels[labels.StatefulSetPodIndex])
+	i, err := strconv.Atoi(p.Labels[appsv1.PodIndexLabel])
 	return i, err == nil && i >= 0
 }

@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/trainfn/trainfn/reconciler/allocator"
-	"github.com/trainfn/trainfn/reconciler/phase"
 	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/status/phase"
 )
 
 // liftGates lets the scheduler place a preemptible DIJob's new pods: each

@@ -9,10 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/trainfn/trainfn/reconciler/phase"
 	"github.com/trainfn/trainfn/render/handoff"
-	"github.com/trainfn/trainfn/render/labels"
-	"github.com/trainfn/trainfn/render/options"
+	"github.com/trainfn/trainfn/status/phase"
 )
 
 // job is one rendered job as it lives in the cluster: every object and pod
@@ -43,15 +41,14 @@ func (j *job) workers() []client.Object {
 }
 
 func isWorkers(obj client.Object) bool {
-	_, di := obj.GetAnnotations()[handoff.DIJobGeneration]
-	return di || obj.GetLabels()[labels.JobRole] == labels.RoleWorker
+	return handoff.IsDIJob(obj.GetLabels()) || obj.GetLabels()[handoff.JobRoleLabel] == handoff.RoleWorker
 }
 
 // elastic is the job's worker StatefulSet when its count is a run-time fact.
 func (j *job) elastic() *appsv1.StatefulSet {
 	for i := range j.statefulSets {
 		s := &j.statefulSets[i]
-		if _, ok := s.Annotations[handoff.ElasticWorkers]; ok && s.Labels[labels.JobRole] == labels.RoleWorker {
+		if _, ok := s.Annotations[handoff.ElasticWorkers]; ok && s.Labels[handoff.JobRoleLabel] == handoff.RoleWorker {
 			return s
 		}
 	}
@@ -61,7 +58,7 @@ func (j *job) elastic() *appsv1.StatefulSet {
 func (j *job) podsOf(role string) []corev1.Pod {
 	var out []corev1.Pod
 	for _, p := range j.pods {
-		if labels.PodRole(p.Labels) == role {
+		if handoff.PodRole(p.Labels) == role {
 			out = append(out, p)
 		}
 	}
@@ -73,7 +70,7 @@ func (j *job) launcher() *corev1.Pod {
 	var found *corev1.Pod
 	for i := range j.pods {
 		p := &j.pods[i]
-		if labels.PodRole(p.Labels) != labels.RoleLauncher || finished(p) || p.DeletionTimestamp != nil {
+		if handoff.PodRole(p.Labels) != handoff.RoleLauncher || finished(p) || p.DeletionTimestamp != nil {
 			continue
 		}
 		if found == nil || p.CreationTimestamp.After(found.CreationTimestamp.Time) {
@@ -105,7 +102,7 @@ func (j *job) ended(workers client.Object) phase.Phase {
 	}
 	kind, name, ok := handoff.ParseEndsWith(workers.GetAnnotations()[handoff.EndsWith])
 	if !ok {
-		if _, di := workers.GetAnnotations()[handoff.DIJobGeneration]; di {
+		if handoff.IsDIJob(workers.GetLabels()) {
 			return j.diOutcome()
 		}
 		return ""
@@ -121,7 +118,7 @@ func (j *job) ended(workers client.Object) phase.Phase {
 		if s, ok := workers.(*appsv1.StatefulSet); ok {
 			count = phase.Replicas(s)
 		}
-		for _, p := range j.podsOf(labels.RoleWorker) {
+		for _, p := range j.podsOf(handoff.RoleWorker) {
 			if phase.Finished(&p, name, count) {
 				return phase.Succeeded
 			}
@@ -136,7 +133,7 @@ func (j *job) ended(workers client.Object) phase.Phase {
 func (j *job) diOutcome() phase.Phase {
 	all, done := 0, 0
 	for i := range j.jobs {
-		if _, di := j.jobs[i].Annotations[handoff.DIJobGeneration]; !di {
+		if !handoff.IsDIJob(j.jobs[i].Labels) {
 			continue
 		}
 		all++
@@ -154,8 +151,8 @@ func (j *job) diOutcome() phase.Phase {
 }
 
 // bounds reads an elastic StatefulSet's bounds and first count.
-func bounds(s *appsv1.StatefulSet) (options.Bounds, int32, error) {
-	b, err := options.ParseBounds(s.Annotations[handoff.ElasticWorkers])
+func bounds(s *appsv1.StatefulSet) (handoff.Bounds, int32, error) {
+	b, err := handoff.ParseBounds(s.Annotations[handoff.ElasticWorkers])
 	if err != nil {
 		return b, 0, fmt.Errorf("annotation %s: %w", handoff.ElasticWorkers, err)
 	}
@@ -166,15 +163,16 @@ func bounds(s *appsv1.StatefulSet) (options.Bounds, int32, error) {
 	return b, int32(first), nil
 }
 
-// slots reads a positive count from an annotation; zero when absent.
-func slots(obj client.Object, key string) (int32, error) {
+// slots reads a count of slots from an annotation, and whether the object
+// has it.
+func slots(obj client.Object, key string) (n int32, ok bool, err error) {
 	v, ok := obj.GetAnnotations()[key]
 	if !ok {
-		return 0, nil
+		return 0, false, nil
 	}
-	n, err := strconv.ParseInt(v, 10, 32)
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("annotation %s: %q is not a positive count", key, v)
+	n, err = handoff.ParseSlots(v)
+	if err != nil {
+		return 0, true, fmt.Errorf("annotation %s: %w", key, err)
 	}
-	return int32(n), nil
+	return n, true, nil
 }

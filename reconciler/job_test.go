@@ -10,9 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/trainfn/trainfn/reconciler/phase"
 	"github.com/trainfn/trainfn/render/handoff"
-	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/status/phase"
 )
 
 func workersEndingWith(endsWith string, extra ...string) *appsv1.StatefulSet {
@@ -21,7 +20,7 @@ func workersEndingWith(endsWith string, extra ...string) *appsv1.StatefulSet {
 		a[extra[i]] = extra[i+1]
 	}
 	return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: "j-worker", Annotations: a,
-		Labels: labels.Role("j", labels.RoleWorker)}}
+		Labels: handoff.RoleLabels("j", handoff.RoleWorker)}}
 }
 
 func jobWith(name string, conditions ...batchv1.JobConditionType) batchv1.Job {
@@ -42,7 +41,7 @@ func TestEnded(t *testing.T) {
 		} else {
 			s.State.Terminated = term
 		}
-		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: labels.Role("j", labels.RoleWorker)},
+		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Labels: handoff.RoleLabels("j", handoff.RoleWorker)},
 			Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{s}}}
 	}
 	for name, tc := range map[string]struct {
@@ -110,6 +109,7 @@ func scaledTo(s *appsv1.StatefulSet, n int32) *appsv1.StatefulSet {
 func TestDIJobEnds(t *testing.T) {
 	task := func(name string, conditions ...batchv1.JobConditionType) batchv1.Job {
 		j := jobWith(name, conditions...)
+		j.Labels = map[string]string{handoff.KindLabel: handoff.DIJobKind}
 		j.Annotations = map[string]string{handoff.DIJobGeneration: "1"}
 		return j
 	}
@@ -151,18 +151,18 @@ func TestLauncherPodByItsRole(t *testing.T) {
 	pod := func(name string, l map[string]string) corev1.Pod {
 		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: l}}
 	}
-	v1Launcher := labels.Role("j", labels.RoleMaster)
-	v1Launcher[labels.ReplicaType] = labels.RoleLauncher
-	pytorchMaster := labels.Role("j", labels.RoleMaster)
-	pytorchMaster[labels.ReplicaType] = labels.RoleMaster
+	v1Launcher := handoff.RoleLabels("j", handoff.RoleMaster)
+	v1Launcher[handoff.ReplicaTypeLabel] = handoff.RoleLauncher
+	pytorchMaster := handoff.RoleLabels("j", handoff.RoleMaster)
+	pytorchMaster[handoff.ReplicaTypeLabel] = handoff.RoleMaster
 	for name, tc := range map[string]struct {
 		pods []corev1.Pod
 		want string
 	}{
-		"v2beta1":                    {[]corev1.Pod{pod("w", labels.Role("j", labels.RoleWorker)), pod("l", labels.Role("j", labels.RoleLauncher))}, "l"},
-		"v1":                         {[]corev1.Pod{pod("w", labels.Role("j", labels.RoleWorker)), pod("l", v1Launcher)}, "l"},
+		"v2beta1":                    {[]corev1.Pod{pod("w", handoff.RoleLabels("j", handoff.RoleWorker)), pod("l", handoff.RoleLabels("j", handoff.RoleLauncher))}, "l"},
+		"v1":                         {[]corev1.Pod{pod("w", handoff.RoleLabels("j", handoff.RoleWorker)), pod("l", v1Launcher)}, "l"},
 		"a PyTorchJob's master":      {[]corev1.Pod{pod("m", pytorchMaster)}, ""},
-		"workers without a launcher": {[]corev1.Pod{pod("w", labels.Role("j", labels.RoleWorker))}, ""},
+		"workers without a launcher": {[]corev1.Pod{pod("w", handoff.RoleLabels("j", handoff.RoleWorker))}, ""},
 	} {
 		t.Run(name, func(t *testing.T) {
 			j := job{pods: tc.pods}

@@ -27,7 +27,7 @@ import (
 
 	"github.com/trainfn/trainfn/reconciler/allocator"
 	"github.com/trainfn/trainfn/reconciler/diserver"
-	trainfnlabels "github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/render/handoff"
 )
 
 // Options configure a running reconciler.
@@ -69,7 +69,7 @@ func Run(ctx context.Context, config *rest.Config, opts Options) error {
 // never Secrets, so its memory follows the number of training pods, not of
 // all pods in the cluster.
 func NewManager(config *rest.Config, opts Options) (ctrl.Manager, error) {
-	rendered := labels.SelectorFromSet(labels.Set{trainfnlabels.OperatorName: trainfnlabels.Operator})
+	rendered := labels.SelectorFromSet(labels.Set{handoff.OperatorNameLabel: handoff.Operator})
 	byObject := map[client.Object]cache.ByObject{}
 	for _, obj := range []client.Object{&corev1.Pod{}, &corev1.ConfigMap{}, &batchv1.Job{}, &appsv1.StatefulSet{}} {
 		byObject[obj] = cache.ByObject{Label: rendered}
@@ -181,7 +181,7 @@ func NewManager(config *rest.Config, opts Options) (ctrl.Manager, error) {
 // StatefulSet's pods becoming ready together, say) make one reconcile.
 func jobOf(delay time.Duration) handler.EventHandler {
 	add := func(obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-		name, ok := obj.GetLabels()[trainfnlabels.JobName]
+		name, ok := obj.GetLabels()[handoff.JobNameLabel]
 		if !ok {
 			return
 		}

@@ -6,8 +6,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/trainfn/trainfn/reconciler/phase"
 	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/status/phase"
 )
 
 // recordPhase writes a DIJob's phase on its first workload, where Argo CD
@@ -31,8 +31,7 @@ func (r *Reconciler) recordPhase(ctx context.Context, j *job) error {
 // other job.
 func (j *job) firstDIWorkload() client.Object {
 	for _, w := range j.workers() {
-		a := w.GetAnnotations()
-		if _, di := a[handoff.DIJobGeneration]; di && a[handoff.FirstRank] == "0" {
+		if handoff.IsDIJob(w.GetLabels()) && w.GetAnnotations()[handoff.FirstRank] == "0" {
 			return w
 		}
 	}

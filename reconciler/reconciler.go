@@ -39,12 +39,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/trainfn/trainfn/reconciler/discovery"
-	"github.com/trainfn/trainfn/reconciler/phase"
-	"github.com/trainfn/trainfn/render/gitops"
 	"github.com/trainfn/trainfn/render/handoff"
-	"github.com/trainfn/trainfn/render/labels"
-	"github.com/trainfn/trainfn/render/mpi"
-	"github.com/trainfn/trainfn/render/naming"
+	"github.com/trainfn/trainfn/status/phase"
 )
 
 // FieldManager is the name the reconciler's writes are recorded under, so
@@ -102,7 +98,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 // load reads a job's objects from the cache.
 func (r *Reconciler) load(ctx context.Context, req reconcile.Request) (*job, error) {
 	j := &job{namespace: req.Namespace, name: req.Name}
-	in := []client.ListOption{client.InNamespace(req.Namespace), client.MatchingLabels(labels.Job(req.Name))}
+	in := []client.ListOption{client.InNamespace(req.Namespace), client.MatchingLabels(handoff.JobLabels(req.Name))}
 	var jobs batchv1.JobList
 	var sets appsv1.StatefulSetList
 	var pods corev1.PodList
@@ -113,7 +109,7 @@ func (r *Reconciler) load(ctx context.Context, req reconcile.Request) (*job, err
 	}
 	j.jobs, j.statefulSets, j.pods = jobs.Items, sets.Items, pods.Items
 	var cm corev1.ConfigMap
-	switch err := r.Client.Get(ctx, types.NamespacedName{Namespace: req.Namespace, Name: naming.ConfigMap(req.Name)}, &cm); {
+	switch err := r.Client.Get(ctx, types.NamespacedName{Namespace: req.Namespace, Name: handoff.ConfigMapName(req.Name)}, &cm); {
 	case err == nil:
 		j.config = &cm
 	case !apierrors.IsNotFound(err):
@@ -138,7 +134,7 @@ func (r *Reconciler) renew(ctx context.Context, j *job) error {
 	var errs []error
 	for i := range j.statefulSets {
 		s := &j.statefulSets[i]
-		digest := s.Spec.Template.Labels[gitops.DigestLabel]
+		digest := s.Spec.Template.Labels[handoff.DigestLabel]
 		from, recorded := s.Annotations[handoff.Revision]
 		if _, started := s.Annotations[handoff.ScaledFrom]; !started || digest == "" || from == digest {
 			continue
@@ -188,7 +184,7 @@ func (r *Reconciler) scale(ctx context.Context, s *appsv1.StatefulSet) error {
 	patch := map[string]any{"spec": map[string]any{"replicas": want}}
 	if why == "Started" {
 		annotations := map[string]string{handoff.ScaledFrom: fmt.Sprint(want)}
-		if digest := s.Spec.Template.Labels[gitops.DigestLabel]; digest != "" {
+		if digest := s.Spec.Template.Labels[handoff.DigestLabel]; digest != "" {
 			annotations[handoff.Revision] = digest
 		}
 		if r.Allocation != nil && isPreemptible(s) {
@@ -224,21 +220,27 @@ func indexesBelow(n int32) []int {
 // work changed, then nudges the launcher's pod so the kubelet refreshes its
 // copy at once.
 func (r *Reconciler) discover(ctx context.Context, j *job, s *appsv1.StatefulSet) error {
-	perWorker, err := slots(s, handoff.SlotsPerWorker)
-	if err != nil || perWorker == 0 || j.config == nil {
+	perWorker, asked, err := slots(s, handoff.SlotsPerWorker)
+	if !asked || j.config == nil {
 		// Not an MPIJob (PyTorch needs no discovery), or its ConfigMap is
 		// not applied yet: its creation brings the job back.
 		return nil
 	}
-	launcherSlots, _ := slots(s, handoff.LauncherSlots)
+	if err != nil {
+		return err
+	}
+	launcherSlots, launcherWorks, err := slots(s, handoff.LauncherSlots)
+	if err != nil {
+		return err
+	}
 	launcher := j.launcher()
 	hosts := discovery.Hosts(discovery.Job{
-		Workers: j.podsOf(labels.RoleWorker), Replicas: phase.Replicas(s), SlotsPerWorker: perWorker,
-		Launcher: launcher, LauncherSlots: launcherSlots,
+		Workers: j.podsOf(handoff.RoleWorker), Replicas: phase.Replicas(s), SlotsPerWorker: perWorker,
+		Launcher: launcher, LauncherWorks: launcherWorks, LauncherSlots: launcherSlots,
 	})
 	script := discovery.Script(hosts)
-	if current, ok := j.config.Data[mpi.DiscoverHostsKey]; !ok || current != script {
-		patch := map[string]any{"data": map[string]string{mpi.DiscoverHostsKey: script}}
+	if current, ok := j.config.Data[handoff.DiscoverHostsKey]; !ok || current != script {
+		patch := map[string]any{"data": map[string]string{handoff.DiscoverHostsKey: script}}
 		if err := r.mergePatch(ctx, j.config, patch); err != nil {
 			return err
 		}
@@ -329,7 +331,7 @@ func (r *Reconciler) cleanedUp(ctx context.Context, workers client.Object, how p
 // those that had already finished.
 func (r *Reconciler) deleteFinishedWorkers(ctx context.Context, j *job, w *batchv1.Job) error {
 	var errs []error
-	for _, p := range j.podsOf(labels.RoleWorker) {
+	for _, p := range j.podsOf(handoff.RoleWorker) {
 		if !finished(&p) || p.DeletionTimestamp != nil || !metav1.IsControlledBy(&p, w) {
 			continue
 		}

@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainfn/trainfn/reconciler/allocator"
-	"github.com/trainfn/trainfn/reconciler/phase"
-	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/status/phase"
 )
 
 // podsPage bounds each list request for pods: the allocator reads every
@@ -119,7 +119,7 @@ func (a *Allocation) forgetScaledAway(ctx context.Context) error {
 		}
 		listed[w.namespace] = true
 		var sets appsv1.StatefulSetList
-		if err := a.Live.List(ctx, &sets, client.InNamespace(w.namespace), client.MatchingLabels{labels.OperatorName: labels.Operator}); err != nil {
+		if err := a.Live.List(ctx, &sets, client.InNamespace(w.namespace), client.MatchingLabels{handoff.OperatorNameLabel: handoff.Operator}); err != nil {
 			return err
 		}
 		for i := range sets.Items {
@@ -140,10 +140,10 @@ func (a *Allocation) forgetScaledAway(ctx context.Context) error {
 // jobKeyOf is the key of the trainfn job a pod belongs to; "" for any
 // other pod.
 func jobKeyOf(p *corev1.Pod) string {
-	if p.Labels[labels.OperatorName] != labels.Operator || p.Labels[labels.JobName] == "" {
+	if p.Labels[handoff.OperatorNameLabel] != handoff.Operator || p.Labels[handoff.JobNameLabel] == "" {
 		return ""
 	}
-	return p.Namespace + "/" + p.Labels[labels.JobName]
+	return p.Namespace + "/" + p.Labels[handoff.JobNameLabel]
 }
 
 // eligible tells the nodes a pod of template may be placed on: it matches

@@ -18,8 +18,6 @@ import (
 
 	"github.com/trainfn/trainfn/reconciler/sshkey"
 	"github.com/trainfn/trainfn/render/handoff"
-	"github.com/trainfn/trainfn/render/labels"
-	"github.com/trainfn/trainfn/render/naming"
 )
 
 // ensureSSHSecret creates the job's SSH Secret when its pods mount one and
@@ -28,7 +26,7 @@ import (
 // running job; and a Secret that exists, the user's or an earlier one, is
 // never written. Key material is never logged.
 func (r *Reconciler) ensureSSHSecret(ctx context.Context, j *job) error {
-	name := naming.SSHSecret(j.name)
+	name := handoff.SSHSecretName(j.name)
 	// Every workload that mounts the Secret owns it, none as its
 	// controller, and none blocked from deletion by it, which would take
 	// rights on their finalizers.
@@ -73,7 +71,7 @@ func (r *Reconciler) ensureSSHSecret(ctx context.Context, j *job) error {
 	if err != nil {
 		return err
 	}
-	secretLabels := labels.Job(j.name)
+	secretLabels := handoff.JobLabels(j.name)
 	secretLabels[handoff.GeneratedSSH] = "ssh"
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{
@@ -93,7 +91,7 @@ func (r *Reconciler) ensureSSHSecret(ctx context.Context, j *job) error {
 		r.Metrics.SSHSecrets.Inc()
 		log.FromContext(ctx).Info("created the job's SSH Secret", "secret", name)
 		for i := range j.jobs {
-			if j.jobs[i].Labels[labels.JobRole] == labels.RoleLauncher {
+			if j.jobs[i].Labels[handoff.JobRoleLabel] == handoff.RoleLauncher {
 				r.Recorder.Eventf(&j.jobs[i], nil, corev1.EventTypeNormal, "SSHSecretCreated", "Create",
 					"created Secret %s with a new Ed25519 key: none was supplied", name)
 			}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trainfn/trainfn/render"
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/schemas"
 	"github.com/trainfn/trainfn/test/testtool"
 )
@@ -29,7 +31,16 @@ func TestEveryKindHasASchema(t *testing.T) {
 	}
 }
 
-var jobKind = regexp.MustCompile(`(?m)^kind: "?(MPIJob|PyTorchJob|DIJob)"?\s*$`)
+// jobKind matches the kind line of a document of a kind in the table.
+var jobKind = func() *regexp.Regexp {
+	var names []string
+	for _, k := range render.Kinds() {
+		if !slices.Contains(names, k.Kind.Kind) {
+			names = append(names, regexp.QuoteMeta(k.Kind.Kind))
+		}
+	}
+	return regexp.MustCompile(`(?m)^kind: "?(` + strings.Join(names, "|") + `)"?\s*$`)
+}()
 
 // TestUpstreamCopies checks the golden cases copied from the operators'
 // repositories, which each kind's package keeps, against the compatibility
@@ -71,4 +82,14 @@ func TestUpstreamCopies(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, string(want), string(got), "%s differs from %s", copied, rel)
 	}
+}
+
+// The reconciler knows a DIJob's workloads by their kind label: the name
+// it looks for is the one the table labels them with.
+func TestTheReconcilersDIJobKindIsInTheTable(t *testing.T) {
+	var names []string
+	for _, k := range render.Kinds() {
+		names = append(names, k.Kind.Kind)
+	}
+	assert.Contains(t, names, handoff.DIJobKind)
 }

@@ -82,6 +82,21 @@ func (r Registry) Lookup(k schemas.Kind) (Kind, bool) {
 	return Kind{}, false
 }
 
+// KindList are the apiVersions and kinds of the registry, in its order.
+func (r Registry) KindList() []schemas.Kind {
+	out := make([]schemas.Kind, len(r))
+	for i, k := range r {
+		out[i] = k.Kind
+	}
+	return out
+}
+
+// SchemaOf is the schema of a kind of the registry.
+func (r Registry) SchemaOf(k schemas.Kind) (schemas.Schema, bool) {
+	kind, ok := r.Lookup(k)
+	return kind.Schema, ok
+}
+
 // Kinds are the kinds trainfn expands.
 func Kinds() Registry { return kinds }
 
@@ -148,6 +163,9 @@ func run(kind Kind, valid *schemas.Validated, opts options.Options) (result.Outp
 		return result.Output{Warnings: append(warnings, leftovers...)}, append(meta, errs...)
 	}
 	out.Warnings = slices.Concat(warnings, out.Warnings, leftovers)
+	if err := markKind(out.Objects, kind.Kind.Kind); err != nil {
+		return result.Output{Warnings: out.Warnings}, field.ErrorList{field.InternalError(nil, err)}
+	}
 	if errs := sizeErrors(doc, out.Objects); len(errs) > 0 {
 		return result.Output{Warnings: out.Warnings}, errs
 	}

@@ -8,7 +8,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render"
-	"github.com/trainfn/trainfn/render/gitops"
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/internal/sleepjob"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/schemas"
@@ -25,7 +25,8 @@ func renderSleepJob(t *testing.T, text string) ([]*yaml.RNode, render.Problems) 
 }
 
 // A new kind gets every pass all kinds share: here gang scheduling, the
-// render digest and the warnings of what a saved live object carries.
+// kind's mark on its workloads, the render digest and the warnings of what
+// a saved live object carries.
 func TestANewKindGetsTheSharedPasses(t *testing.T) {
 	objects, problems := renderSleepJob(t, `
 apiVersion: test.trainfn.dev/v1
@@ -51,7 +52,8 @@ status:
 		kinds[o.GetKind()] = o
 	}
 	require.Contains(t, kinds, "Job")
-	digest, err := kinds["Job"].Pipe(yaml.Lookup("spec", "template", "metadata", "labels", gitops.DigestLabel))
+	assert.Equal(t, "SleepJob", kinds["Job"].GetLabels()[handoff.KindLabel], "the workload names the kind, as the table does")
+	digest, err := kinds["Job"].Pipe(yaml.Lookup("spec", "template", "metadata", "labels", handoff.DigestLabel))
 	require.NoError(t, err)
 	assert.NotNil(t, digest, "the Job's pods carry the render digest")
 	require.Contains(t, kinds, "PodGroup", "the gang pass gives Volcano its PodGroup")

@@ -1,6 +1,7 @@
 package schemas
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -187,5 +188,44 @@ func TestLongBadValuesAreAbridged(t *testing.T) {
 			require.Len(t, problems, 1)
 			assert.Equal(t, c.want, problems[0].Error())
 		})
+	}
+}
+
+// slotsPerWorker takes 0 where the operator's own validation does
+// (mpi-operator's v2beta1 and training-operator's v1 ask for a non-negative
+// count, and write 0 slots into the hostfile); mpi-operator 0.2's CRD asked
+// for 1 or more in v1alpha2, and trainfn's v1alpha1 for its per-worker
+// split.
+func TestSlotsPerWorkerBounds(t *testing.T) {
+	for _, c := range []struct {
+		apiVersion string
+		least      int
+	}{
+		{"kubeflow.org/v2beta1", 0},
+		{"kubeflow.org/v1", 0},
+		{"kubeflow.org/v1alpha2", 1},
+		{"kubeflow.org/v1alpha1", 1},
+	} {
+		for _, slots := range []int{c.least - 1, c.least} {
+			doc := yaml.MustParse(`apiVersion: ` + c.apiVersion + `
+kind: MPIJob
+metadata:
+  name: pi
+spec:
+  slotsPerWorker: ` + strconv.Itoa(slots) + `
+`)
+			_, problems := validate(doc)
+			var onSlots Problems
+			for _, p := range problems {
+				if p.Field == "spec.slotsPerWorker" {
+					onSlots = append(onSlots, p)
+				}
+			}
+			if slots < c.least {
+				assert.NotEmpty(t, onSlots, "%s slotsPerWorker %d is refused", c.apiVersion, slots)
+			} else {
+				assert.Empty(t, onSlots, "%s slotsPerWorker %d is accepted", c.apiVersion, slots)
+			}
+		}
 	}
 }

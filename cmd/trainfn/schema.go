@@ -9,9 +9,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trainfn/trainfn/cmd/internal/cli"
+	"github.com/trainfn/trainfn/render"
 	"github.com/trainfn/trainfn/schemas"
 	"github.com/trainfn/trainfn/schemas/export"
 )
+
+// catalog holds the schemas trainfn schema exports: those of the kinds
+// trainfn renders, and of its config.
+var catalog = export.NewCatalog(render.Kinds())
 
 // Output formats of trainfn schema.
 const (
@@ -51,7 +56,7 @@ the rest.`,
 			}
 			var kinds []schemas.Kind
 			for _, a := range args {
-				found, err := export.LookupKind(a)
+				found, err := catalog.LookupKind(a)
 				if err != nil {
 					fmt.Fprintln(stderr, "trainfn:", err)
 					return exitError(1)
@@ -102,9 +107,9 @@ func exportSchemas(format, outDir, image string, kinds []schemas.Kind) ([]byte, 
 		if image == "" {
 			image = export.FunctionImage(cli.Version(version))
 		}
-		return export.KRMFunctionDefinition(image)
+		return catalog.KRMFunctionDefinition(image)
 	case formatOpenAPI:
-		set, err := export.Build(kinds...)
+		set, err := catalog.Build(kinds...)
 		if err != nil {
 			return nil, err
 		}
@@ -113,7 +118,7 @@ func exportSchemas(format, outDir, image string, kinds []schemas.Kind) ([]byte, 
 	if outDir == "" && len(kinds) != 1 {
 		return nil, oneKindError(kinds)
 	}
-	set, err := export.Build(kinds...)
+	set, err := catalog.Build(kinds...)
 	if err != nil {
 		return nil, err
 	}

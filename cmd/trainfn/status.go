@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/trainfn/trainfn/reconciler/jobstatus"
+	"github.com/trainfn/trainfn/status"
 )
 
 func statusCommand(stdout, stderr io.Writer) *cobra.Command {
@@ -27,7 +27,7 @@ else $KUBECONFIG, else ~/.kube/config, else the pod's service account; the
 namespace is the current context's unless -n or -A says otherwise.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := jobstatus.ParseFormat(output)
+			format, err := status.ParseFormat(output)
 			if err != nil {
 				fmt.Fprintln(stderr, "trainfn:", err)
 				return exitError(2)
@@ -36,7 +36,7 @@ namespace is the current context's unless -n or -A says otherwise.`,
 				fmt.Fprintln(stderr, "trainfn: a job is found by name in one namespace: give -n, not -A")
 				return exitError(2)
 			}
-			config, contextNamespace, err := jobstatus.Config(kubeconfig)
+			config, contextNamespace, err := status.Config(kubeconfig)
 			if err != nil {
 				fmt.Fprintln(stderr, "trainfn:", err)
 				return exitError(1)
@@ -47,32 +47,32 @@ namespace is the current context's unless -n or -A says otherwise.`,
 			if allNamespaces {
 				namespace = ""
 			}
-			c, err := jobstatus.NewClient(config, stderr)
+			c, err := status.NewClient(config, stderr)
 			if err != nil {
 				fmt.Fprintln(stderr, "trainfn:", err)
 				return exitError(1)
 			}
-			var jobs []jobstatus.Job
+			var jobs []status.Job
 			var doc any
 			if len(args) == 1 {
-				var job jobstatus.Job
-				job, err = jobstatus.Get(cmd.Context(), c, namespace, args[0])
-				jobs, doc = []jobstatus.Job{job}, job
+				var job status.Job
+				job, err = status.Get(cmd.Context(), c, namespace, args[0])
+				jobs, doc = []status.Job{job}, job
 			} else {
-				jobs, err = jobstatus.List(cmd.Context(), c, namespace)
-				doc = jobstatus.JobList{Items: jobs}
+				jobs, err = status.List(cmd.Context(), c, namespace)
+				doc = status.JobList{Items: jobs}
 			}
 			if err != nil {
 				fmt.Fprintln(stderr, "trainfn:", err)
 				return exitError(1)
 			}
 			switch {
-			case format != jobstatus.Table:
-				err = jobstatus.WriteDocument(stdout, format, doc)
+			case format != status.Table:
+				err = status.WriteDocument(stdout, format, doc)
 			case len(jobs) == 0:
-				fmt.Fprintln(stderr, jobstatus.NoneFound(namespace))
+				fmt.Fprintln(stderr, status.NoneFound(namespace))
 			default:
-				err = jobstatus.WriteTable(stdout, jobs, allNamespaces, time.Now())
+				err = status.WriteTable(stdout, jobs, allNamespaces, time.Now())
 			}
 			if err != nil {
 				fmt.Fprintln(stderr, "trainfn:", err)
@@ -85,7 +85,7 @@ namespace is the current context's unless -n or -A says otherwise.`,
 	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig to reach the API server; by default $KUBECONFIG, else ~/.kube/config, else the pod's service account")
 	f.StringVarP(&namespace, "namespace", "n", "", "namespace of the jobs; by default the kubeconfig context's")
 	f.BoolVarP(&allNamespaces, "all-namespaces", "A", false, "list the jobs of every namespace")
-	f.StringVarP(&output, "output", "o", string(jobstatus.Table), "table, json or yaml")
+	f.StringVarP(&output, "output", "o", string(status.Table), "table, json or yaml")
 	cmd.MarkFlagsMutuallyExclusive("namespace", "all-namespaces")
 	return cmd
 }

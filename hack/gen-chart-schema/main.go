@@ -20,6 +20,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/trainfn/trainfn/render"
 	"github.com/trainfn/trainfn/schemas"
 	"github.com/trainfn/trainfn/schemas/export"
 )
@@ -42,7 +43,7 @@ func main() {
 }
 
 func valuesSchema() ([]byte, error) {
-	set, err := export.Build()
+	set, err := export.NewCatalog(render.Kinds()).Build()
 	if err != nil {
 		return nil, err
 	}

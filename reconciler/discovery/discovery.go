@@ -6,7 +6,6 @@
 package discovery
 
 import (
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,8 +13,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/trainfn/trainfn/reconciler/phase"
-	"github.com/trainfn/trainfn/render/mpi"
+	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/status/phase"
 )
 
 // Job is what discovery needs to know of a job.
@@ -27,25 +26,26 @@ type Job struct {
 	Replicas int32
 	// SlotsPerWorker is each worker's line's slots.
 	SlotsPerWorker int32
-	// Launcher is the launcher's pod, and LauncherSlots its slots when it
-	// also works (zero otherwise).
+	// Launcher is the launcher's pod, which heads the hosts with
+	// LauncherSlots when LauncherWorks.
 	Launcher      *corev1.Pod
+	LauncherWorks bool
 	LauncherSlots int32
 }
 
 // Host is one discovered host, and when its pod last became ready, to the
 // second the API keeps.
 type Host struct {
-	mpi.Host
+	handoff.Host
 	ReadySince time.Time
 }
 
 // Hosts are the job's hosts that can take work now, in the script's order.
 func Hosts(j Job) []Host {
 	var hosts []Host
-	if j.Launcher != nil && j.LauncherSlots > 0 {
+	if j.Launcher != nil && j.LauncherWorks {
 		if works, since := Works(j.Launcher); works {
-			hosts = append(hosts, Host{Host: mpi.Host{Name: HostName(j.Launcher), Slots: j.LauncherSlots}, ReadySince: since})
+			hosts = append(hosts, Host{Host: handoff.Host{Name: HostName(j.Launcher), Slots: j.LauncherSlots}, ReadySince: since})
 		}
 	}
 	type indexed struct {
@@ -66,7 +66,7 @@ func Hosts(j Job) []Host {
 	}
 	slices.SortFunc(workers, func(a, b indexed) int { return a.index - b.index })
 	for _, w := range workers {
-		hosts = append(hosts, Host{Host: mpi.Host{Name: HostName(w.pod), Slots: j.SlotsPerWorker}, ReadySince: w.since})
+		hosts = append(hosts, Host{Host: handoff.Host{Name: HostName(w.pod), Slots: j.SlotsPerWorker}, ReadySince: w.since})
 	}
 	return hosts
 }
@@ -74,24 +74,21 @@ func Hosts(j Job) []Host {
 // Script is the discovery script for the hosts, in the rendered script's
 // format.
 func Script(hosts []Host) string {
-	plain := make([]mpi.Host, len(hosts))
+	plain := make([]handoff.Host, len(hosts))
 	for i, h := range hosts {
 		plain[i] = h.Host
 	}
-	return mpi.DiscoverHosts(plain)
+	return handoff.DiscoverHosts(plain)
 }
 
 // Listed are the hosts a discovery script names.
 func Listed(script string) map[string]bool {
 	hosts := map[string]bool{}
-	for _, h := range scriptLine.FindAllStringSubmatch(script, -1) {
-		hosts[h[1]] = true
+	for _, h := range handoff.ParseDiscoverHosts(script) {
+		hosts[h.Name] = true
 	}
 	return hosts
 }
-
-// scriptLine matches a host's line of a discovery script.
-var scriptLine = regexp.MustCompile(`(?m)^echo ([^:\s]+):\d+$`)
 
 // Works tells whether a pod can take work now, and since when: it runs,
 // every container is ready (a worker's readiness probe says when sshd

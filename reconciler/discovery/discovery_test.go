@@ -71,12 +71,16 @@ func TestScript(t *testing.T) {
 			want: "#!/bin/sh\necho job-worker-0.job:1\necho job-worker-1.job:1\n",
 		},
 		"a working launcher comes first": {
-			job:  Job{Workers: pods(worker("0")), Replicas: 1, SlotsPerWorker: 2, Launcher: &launcher.p, LauncherSlots: 2},
+			job:  Job{Workers: pods(worker("0")), Replicas: 1, SlotsPerWorker: 2, Launcher: &launcher.p, LauncherWorks: true, LauncherSlots: 2},
 			want: "#!/bin/sh\necho job-launcher.job:2\necho job-worker-0.job:2\n",
 		},
 		"a launcher that does not work is left out": {
 			job:  Job{Workers: pods(worker("0")), Replicas: 1, SlotsPerWorker: 2, Launcher: &launcher.p},
 			want: "#!/bin/sh\necho job-worker-0.job:2\n",
+		},
+		"no slots, as mpi-operator allows": {
+			job:  Job{Workers: pods(worker("0")), Replicas: 1, SlotsPerWorker: 0, Launcher: &launcher.p, LauncherWorks: true},
+			want: "#!/bin/sh\necho job-launcher.job:0\necho job-worker-0.job:0\n",
 		},
 		"no worker yet": {
 			job:  Job{Replicas: 2, SlotsPerWorker: 1},
@@ -114,7 +118,7 @@ func TestHostsCarryWhenTheirPodBecameReady(t *testing.T) {
 	ready := worker("0")
 	ready.p.Status.Conditions[0].LastTransitionTime = since
 	launcher := worker("x").hostname("job-launcher")
-	hosts := Hosts(Job{Workers: pods(ready), Replicas: 1, SlotsPerWorker: 1, Launcher: &launcher.p, LauncherSlots: 1})
+	hosts := Hosts(Job{Workers: pods(ready), Replicas: 1, SlotsPerWorker: 1, Launcher: &launcher.p, LauncherWorks: true, LauncherSlots: 1})
 	require.Len(t, hosts, 2)
 	require.True(t, hosts[0].ReadySince.IsZero(), "a condition with no transition time says nothing")
 	require.Equal(t, since.Time, hosts[1].ReadySince)

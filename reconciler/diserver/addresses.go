@@ -11,8 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/trainfn/trainfn/render/handoff"
-	"github.com/trainfn/trainfn/render/labels"
-	"github.com/trainfn/trainfn/render/naming"
 )
 
 // addresses is each rank's "ip:port", rank r at position r, as
@@ -53,10 +51,10 @@ func indexIn(w workload, p *corev1.Pod) (int32, bool) {
 	var value string
 	switch w.object.(type) {
 	case *batchv1.Job:
-		value = p.Labels[labels.CompletionIndex]
+		value = p.Labels[batchv1.JobCompletionIndexAnnotation]
 	case *appsv1.StatefulSet:
 		var ok bool
-		if value, ok = p.Labels[labels.StatefulSetPodIndex]; !ok {
+		if value, ok = p.Labels[appsv1.PodIndexLabel]; !ok {
 			// Before Kubernetes 1.28 the ordinal is only in the name.
 			value = strings.TrimPrefix(p.Name, w.object.GetName()+"-")
 		}
@@ -107,7 +105,7 @@ func workerHosts(job string, s *appsv1.StatefulSet, from, to int32) []string {
 	out := make([]string, 0, max(to-from, 0))
 	for i := from; i < to; i++ {
 		hostname := s.Name + "-" + strconv.Itoa(int(i))
-		out = append(out, net.JoinHostPort(naming.Host(job, hostname), port))
+		out = append(out, net.JoinHostPort(handoff.DNSName(job, hostname), port))
 	}
 	return out
 }

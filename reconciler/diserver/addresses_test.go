@@ -5,10 +5,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/trainfn/trainfn/render/labels"
 )
 
 func jobOf(objs ...workload) *diJob { return &diJob{id: JobID{"ns", "j", 1}, workloads: objs} }
@@ -71,7 +70,7 @@ func TestAddressesUseTheNamedDIPort(t *testing.T) {
 func TestAddressesReadTheOrdinalFromTheNameWithoutTheIndexLabel(t *testing.T) {
 	s := workerSet("j", 1, 2)
 	p := podOf(s, "StatefulSet", 1, "10.0.0.2")
-	delete(p.Labels, labels.StatefulSetPodIndex)
+	delete(p.Labels, appsv1.PodIndexLabel)
 	require.Equal(t, []string{"", "10.0.0.2:22270"}, addresses(jobOf(workload{object: s}), []corev1.Pod{p}))
 }
 

@@ -11,11 +11,17 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/trainfn/trainfn/render/handoff"
-	"github.com/trainfn/trainfn/render/labels"
 )
 
 // The objects of the unit tests: a DIJob's workloads, as the render marks
 // them, and their pods, as their controllers make them.
+
+// diLabels are the labels of a DIJob's workload.
+func diLabels(job string) map[string]string {
+	l := handoff.RoleLabels(job, handoff.RoleWorker)
+	l[handoff.KindLabel] = handoff.DIJobKind
+	return l
+}
 
 func diAnnotations(generation int64, firstRank int32, extra ...string) map[string]string {
 	a := map[string]string{
@@ -31,7 +37,7 @@ func diAnnotations(generation int64, firstRank int32, extra ...string) map[strin
 func workerSet(job string, generation int64, replicas int32, extra ...string) *appsv1.StatefulSet {
 	return &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: job + "-worker", UID: types.UID(job + "-worker"),
-			Labels: labels.Role(job, labels.RoleWorker), Annotations: diAnnotations(generation, 0, extra...)},
+			Labels: diLabels(job), Annotations: diAnnotations(generation, 0, extra...)},
 		Spec: appsv1.StatefulSetSpec{Replicas: ptr.To(replicas)},
 	}
 }
@@ -39,7 +45,7 @@ func workerSet(job string, generation int64, replicas int32, extra ...string) *a
 func taskJob(job, task string, generation int64, firstRank, parallelism int32) *batchv1.Job {
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: job + "-" + task, UID: types.UID(job + "-" + task),
-			Labels: labels.Role(job, labels.RoleWorker), Annotations: diAnnotations(generation, firstRank)},
+			Labels: diLabels(job), Annotations: diAnnotations(generation, firstRank)},
 		Spec: batchv1.JobSpec{Parallelism: ptr.To(parallelism), Completions: ptr.To(parallelism)},
 	}
 }
@@ -48,12 +54,12 @@ func taskJob(job, task string, generation int64, firstRank, parallelism int32) *
 // not empty.
 func podOf(owner metav1.Object, kind string, index int, ip string) corev1.Pod {
 	name := owner.GetName() + "-" + strconv.Itoa(index)
-	l := labels.Role(owner.GetLabels()[labels.JobName], labels.RoleWorker)
+	l := handoff.RoleLabels(owner.GetLabels()[handoff.JobNameLabel], handoff.RoleWorker)
 	if kind == "Job" {
 		name += "-x"
-		l[labels.CompletionIndex] = strconv.Itoa(index)
+		l[batchv1.JobCompletionIndexAnnotation] = strconv.Itoa(index)
 	} else {
-		l[labels.StatefulSetPodIndex] = strconv.Itoa(index)
+		l[appsv1.PodIndexLabel] = strconv.Itoa(index)
 	}
 	return corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, Labels: l, UID: types.UID(name),

@@ -12,9 +12,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/trainfn/trainfn/reconciler/phase"
 	"github.com/trainfn/trainfn/render/handoff"
-	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/status/phase"
 )
 
 // diJob is one generation of a DIJob as it lives in the cluster: the
@@ -37,7 +36,7 @@ type workload struct {
 // workloads still of the old generation are on their way out, and a
 // request for the old generation is a request for a job that is ending.
 func loadJob(ctx context.Context, r client.Reader, id JobID) (*diJob, error) {
-	in := []client.ListOption{client.InNamespace(id.Namespace), client.MatchingLabels(labels.Job(id.Name))}
+	in := []client.ListOption{client.InNamespace(id.Namespace), client.MatchingLabels(handoff.JobLabels(id.Name))}
 	var sets appsv1.StatefulSetList
 	var jobs batchv1.JobList
 	if err := r.List(ctx, &sets, in...); err != nil {
@@ -56,7 +55,7 @@ func loadJob(ctx context.Context, r client.Reader, id JobID) (*diJob, error) {
 	var found []workload
 	var newest int64
 	for _, w := range all {
-		if _, ok := w.object.GetAnnotations()[handoff.DIJobGeneration]; !ok {
+		if !handoff.IsDIJob(w.object.GetLabels()) {
 			// The same name may be another kind's job (an MPIJob's
 			// launcher, say): not a DIJob's workload.
 			continue

@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/trainfn/trainfn/render/handoff"
-	"github.com/trainfn/trainfn/render/labels"
 )
 
 func reading(objs ...client.Object) client.Reader {
@@ -66,7 +65,7 @@ func TestLoadJobFindsNoJob(t *testing.T) {
 	elsewhere.Namespace = "other"
 	// An MPIJob of the same name: trainfn's, but not a DIJob's workload.
 	mpi := &batchv1.Job{}
-	mpi.Namespace, mpi.Name, mpi.Labels = "ns", "j-launcher", labels.Role("j", labels.RoleLauncher)
+	mpi.Namespace, mpi.Name, mpi.Labels = "ns", "j-launcher", handoff.RoleLabels("j", handoff.RoleLauncher)
 	_, err := loadJob(ctx, reading(elsewhere, mpi), JobID{"ns", "j", 1})
 	requireRefusal(t, err, http.StatusNotFound, "job ns/j: no DIJob of that name")
 }

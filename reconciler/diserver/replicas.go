@@ -12,10 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/trainfn/trainfn/reconciler/phase"
 	"github.com/trainfn/trainfn/render/handoff"
-	"github.com/trainfn/trainfn/render/labels"
-	"github.com/trainfn/trainfn/render/options"
+	"github.com/trainfn/trainfn/status/phase"
 )
 
 // listReplicas answers GET .../replicas from the cache: callers poll it,
@@ -26,7 +24,7 @@ func (s *server) listReplicas(ctx context.Context, id JobID, _ *http.Request) (a
 		return answer{}, err
 	}
 	var pods corev1.PodList
-	if err := s.cache.List(ctx, &pods, client.InNamespace(id.Namespace), client.MatchingLabels(labels.Job(id.Name))); err != nil {
+	if err := s.cache.List(ctx, &pods, client.InNamespace(id.Namespace), client.MatchingLabels(handoff.JobLabels(id.Name))); err != nil {
 		return answer{}, fromAPIServer(err, "listing the job's pods")
 	}
 	addrs := addresses(j, pods.Items)
@@ -70,7 +68,7 @@ func (s *server) rescale(ctx context.Context, id JobID, delta int64) (answer, er
 		if err != nil {
 			return err
 		}
-		var b options.Bounds
+		var b handoff.Bounds
 		if set, b, err = scalable(j); err != nil {
 			return err
 		}
@@ -106,13 +104,13 @@ func (s *server) rescale(ctx context.Context, id JobID, delta int64) (answer, er
 
 // scalable is the StatefulSet of a job whose count the API may change now,
 // and the job's bounds; otherwise the reason it may not.
-func scalable(j *diJob) (*appsv1.StatefulSet, options.Bounds, error) {
+func scalable(j *diJob) (*appsv1.StatefulSet, handoff.Bounds, error) {
 	s := j.preemptible()
 	if s == nil {
-		return nil, options.Bounds{}, fail(http.StatusConflict,
+		return nil, handoff.Bounds{}, fail(http.StatusConflict,
 			"job %s is not preemptible: its worker count is fixed by its spec, and only a preemptible DIJob's is changed through this API", j.id.job())
 	}
-	b, err := options.ParseBounds(s.Annotations[handoff.ElasticWorkers])
+	b, err := handoff.ParseBounds(s.Annotations[handoff.ElasticWorkers])
 	if err != nil {
 		return nil, b, fail(http.StatusInternalServerError, "StatefulSet %s: metadata.annotations[%s]: %v", s.Name, handoff.ElasticWorkers, err)
 	}

@@ -3,17 +3,17 @@ package diserver
 import (
 	"net/http"
 
-	"github.com/trainfn/trainfn/render/options"
+	"github.com/trainfn/trainfn/render/handoff"
 )
 
 // resize is the worker count a request asks for: current moved by delta
 // (negative to remove), which must land within the job's bounds. The
 // request is refused whole rather than clamped: a caller that asked for
 // three workers and got one would never know.
-func resize(current int32, delta int64, b options.Bounds) (int32, *requestError) {
+func resize(current int32, delta int64, b handoff.Bounds) (int32, *requestError) {
 	// No job has more than MaxWorkers, which also keeps the sum from
 	// overflowing.
-	if delta >= -options.MaxWorkers && delta <= options.MaxWorkers {
+	if delta >= -handoff.MaxWorkers && delta <= handoff.MaxWorkers {
 		if want := int64(current) + delta; want >= int64(b.Min) && want <= int64(b.Max) {
 			return int32(want), nil
 		}

@@ -8,11 +8,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/trainfn/trainfn/render/options"
+	"github.com/trainfn/trainfn/render/handoff"
 )
 
 func TestResize(t *testing.T) {
-	b := options.Bounds{Min: 2, Max: 5}
+	b := handoff.Bounds{Min: 2, Max: 5}
 	for _, tc := range []struct {
 		current int32
 		delta   int64
@@ -36,7 +36,7 @@ func TestResize(t *testing.T) {
 }
 
 func TestResizeRefusesLeavingTheBounds(t *testing.T) {
-	b := options.Bounds{Min: 2, Max: 5}
+	b := handoff.Bounds{Min: 2, Max: 5}
 	for _, tc := range []struct {
 		current int32
 		delta   int64
@@ -46,7 +46,7 @@ func TestResizeRefusesLeavingTheBounds(t *testing.T) {
 		{2, -1, "replicas: cannot remove 1 worker: the job has 2 and must keep between 2 and 5"},
 		{3, -3, "replicas: cannot remove 3 workers: the job has 3 and must keep between 2 and 5"},
 		{7, -1, "replicas: cannot remove 1 worker: the job has 7 and must keep between 2 and 5"},
-		{3, options.MaxWorkers + 1, "cannot add 100001 workers"},
+		{3, handoff.MaxWorkers + 1, "cannot add 100001 workers"},
 		{3, math.MaxInt64, "cannot add 9223372036854775807 workers"},
 		{3, -math.MaxInt64, "cannot remove 9223372036854775807 workers"},
 	} {

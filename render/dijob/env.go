@@ -1,15 +1,15 @@
 package dijob
 
 import (
-	"sigs.k8s.io/kustomize/kyaml/yaml"
-
 	"fmt"
 	"strconv"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
 	"github.com/trainfn/trainfn/render/handoff"
-	"github.com/trainfn/trainfn/render/labels"
-	"github.com/trainfn/trainfn/render/naming"
 	"github.com/trainfn/trainfn/render/pod"
 	"github.com/trainfn/trainfn/render/ynode"
 )
@@ -27,9 +27,9 @@ const (
 // an Indexed Job's pods, the StatefulSet controller's on its pods.
 func (j *Job) indexLabel() string {
 	if j.Preemptible {
-		return labels.StatefulSetPodIndex
+		return appsv1.PodIndexLabel
 	}
-	return labels.CompletionIndex
+	return batchv1.JobCompletionIndexAnnotation
 }
 
 // setEnv gives every container of a template DI-engine's variables that
@@ -91,7 +91,7 @@ func (j *Job) hosts(selected func(*Workers) bool) []string {
 			continue
 		}
 		for i := range int(w.Replicas) {
-			out = append(out, naming.Host(j.Name, w.Workload+"-"+strconv.Itoa(i)))
+			out = append(out, handoff.DNSName(j.Name, w.Workload+"-"+strconv.Itoa(i)))
 		}
 	}
 	return out

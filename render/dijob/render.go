@@ -9,9 +9,6 @@ import (
 
 	"github.com/trainfn/trainfn/render/gang"
 	"github.com/trainfn/trainfn/render/handoff"
-	"github.com/trainfn/trainfn/render/labels"
-	"github.com/trainfn/trainfn/render/naming"
-	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/pod"
 	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/render/workload"
@@ -38,7 +35,7 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 // service is the headless Service <job> under which every worker's
 // hostname resolves, exposing the DI port as DI-orchestrator's does.
 func (j *Job) service() *yaml.RNode {
-	svc := j.HeadlessService(naming.Service(j.Name), labels.Job(j.Name))
+	svc := j.HeadlessService(handoff.ServiceName(j.Name), handoff.JobLabels(j.Name))
 	spec := svc.Field("spec").Value.YNode()
 	spec.Content = append(spec.Content, ynode.String("ports"),
 		ynode.Seq(ynode.Map("name", handoff.DIPortName, "port", handoff.DIPort)))
@@ -64,7 +61,7 @@ func (j *Job) template(w *Workers, fixed [][2]string) (*pod.Template, []result.W
 	main := main(t)
 	main.SetDefaultPort(handoff.DIPortName, handoff.DIPort)
 	j.setEnv(t, fixed)
-	args := preludeArgs{firstRank: w.FirstRank, hostPrefix: w.Workload + "-", service: naming.Service(j.Name)}
+	args := preludeArgs{firstRank: w.FirstRank, hostPrefix: w.Workload + "-", service: handoff.ServiceName(j.Name)}
 	if e := j.Engine; e != nil {
 		args.parallelWorkers = strconv.Itoa(int(e.ParallelWorkers))
 		args.topology = e.Topology
@@ -91,7 +88,7 @@ func (j *Job) workload(w *Workers, t *pod.Template) *yaml.RNode {
 	if j.Preemptible {
 		obj = j.StatefulSet(w.Workload, w.Role, nil, t)
 	} else {
-		obj = j.Object("batch/v1", "Job", w.Workload, labels.Role(j.Name, w.Role),
+		obj = j.Object("batch/v1", "Job", w.Workload, handoff.RoleLabels(j.Name, w.Role),
 			"spec", ynode.Map(
 				"backoffLimit", j.BackoffLimit,
 				"completionMode", "Indexed",
@@ -114,7 +111,7 @@ func (j *Job) handOff(obj *yaml.RNode, w *Workers) {
 		handoff.CleanPodPolicy:  j.CleanPodPolicy,
 	}
 	if j.Preemptible {
-		a[handoff.ElasticWorkers] = options.Bounds{Min: j.Engine.Min, Max: j.Engine.Max}.String()
+		a[handoff.ElasticWorkers] = handoff.Bounds{Min: j.Engine.Min, Max: j.Engine.Max}.String()
 		a[handoff.Workers] = strconv.Itoa(int(j.Engine.Min))
 		// A StatefulSet restarts a worker that exits; the first to succeed
 		// ends the job, as DI-engine's workers finish together.

@@ -7,8 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/trainfn/trainfn/render/labels"
-	"github.com/trainfn/trainfn/render/naming"
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/render/workload"
@@ -84,7 +83,7 @@ func fromV2alpha1(v *schemas.Validated) (*Job, error) {
 		}
 		job.Engine = e
 		job.Workers = []*Workers{{
-			Workload: naming.Workers(owner.Name), Role: labels.RoleWorker,
+			Workload: handoff.WorkersName(owner.Name), Role: handoff.RoleWorker,
 			Replicas: e.Min, Template: template, Path: path.Child("template"),
 		}}
 		return job, nil

@@ -16,7 +16,7 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/pod"
 	"github.com/trainfn/trainfn/render/result"
@@ -115,7 +115,7 @@ func Render(g Gang, opts options.Gang) ([]*yaml.RNode, []result.Warning, field.E
 	// share its size and resources; fields are each one's own.
 	podGroup := func(apiVersion string, fields ...any) []*yaml.RNode {
 		spec := append([]any{"minMember", minMember, "minResources", minResources(policy, members, minMember)}, fields...)
-		return []*yaml.RNode{owner.Object(apiVersion, "PodGroup", owner.Name, labels.Job(owner.Name), "spec", ynode.Map(spec...))}
+		return []*yaml.RNode{owner.Object(apiVersion, "PodGroup", owner.Name, handoff.JobLabels(owner.Name), "spec", ynode.Map(spec...))}
 	}
 
 	var warnings []result.Warning
@@ -154,7 +154,7 @@ func Render(g Gang, opts options.Gang) ([]*yaml.RNode, []result.Warning, field.E
 		// launcher is admitted on its own, and waits for the workers.
 		for _, m := range members {
 			if err := m.Workload.PipeE(yaml.LookupCreate(yaml.MappingNode, "metadata", "labels"),
-				yaml.SetField(kueueQueueLabel, yaml.NewRNode(ynode.String(queue)))); err != nil {
+				ynode.SetString(kueueQueueLabel, queue)); err != nil {
 				return nil, nil, field.ErrorList{field.InternalError(policyPath, err)}
 			}
 			if policy.PriorityClass != "" {

@@ -8,7 +8,7 @@
 // but not the launcher's template, whose running mpirun would never see it.
 //
 // Stamp answers both. Every pod template a job renders carries the digest of
-// everything rendered for the job (DigestLabel), so any change to the job
+// everything rendered for the job (handoff.DigestLabel), so any change to the job
 // changes every one of its templates, and every Job asks the tools to delete
 // and create it again when the API server refuses to patch it: Flux's
 // kustomize-controller through its force annotation; Argo CD through its
@@ -30,15 +30,11 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/ynode"
 )
 
 const (
-	// DigestLabel, on every pod template of a job and in the selector of
-	// every Service of it, is the digest of all the objects rendered for
-	// the job.
-	DigestLabel = "trainfn.dev/render-digest"
-
 	// FluxForceAnnotation asks Flux's kustomize-controller to recreate the
 	// object when applying it fails on an immutable field.
 	FluxForceAnnotation = "kustomize.toolkit.fluxcd.io/force"
@@ -71,25 +67,30 @@ func Stamp(objects []*yaml.RNode) error {
 	return nil
 }
 
+// Where stamp writes: the labels of a workload's pod template, the
+// selector of a Service, an object's annotations.
+var (
+	templateLabels = yaml.LookupCreate(yaml.MappingNode, "spec", "template", "metadata", "labels")
+	selector       = yaml.LookupCreate(yaml.MappingNode, "spec", "selector")
+	annotations    = yaml.LookupCreate(yaml.MappingNode, "metadata", "annotations")
+)
+
 func stamp(obj *yaml.RNode, digest string) error {
+	label := ynode.SetString(handoff.DigestLabel, digest)
 	switch obj.GetApiVersion() + " " + obj.GetKind() {
 	case "batch/v1 Job":
-		if err := setField(obj, digest, "spec", "template", "metadata", "labels"); err != nil {
+		if err := obj.PipeE(templateLabels, label); err != nil {
 			return err
 		}
 		return askToRecreate(obj)
 	case "apps/v1 StatefulSet":
-		return setField(obj, digest, "spec", "template", "metadata", "labels")
+		return obj.PipeE(templateLabels, label)
 	case "v1 Service":
-		if selector := obj.Field("spec"); selector != nil && selector.Value.Field("selector") != nil {
-			return setField(obj, digest, "spec", "selector")
+		if spec := obj.Field("spec"); spec != nil && spec.Value.Field("selector") != nil {
+			return obj.PipeE(selector, label)
 		}
 	}
 	return nil
-}
-
-func setField(obj *yaml.RNode, digest string, path ...string) error {
-	return obj.PipeE(yaml.LookupCreate(yaml.MappingNode, path...), yaml.SetField(DigestLabel, yaml.NewRNode(ynode.String(digest))))
 }
 
 // Digest is a short SHA-256 of objects' content, in their order: rendering
@@ -137,13 +138,13 @@ func dropTransientAnnotations(content map[string]any) {
 }
 
 func askToRecreate(job *yaml.RNode) error {
-	annotations := job.GetAnnotations()
-	if _, chosen := annotations[FluxForceAnnotation]; !chosen {
-		if err := setAnnotation(job, FluxForceAnnotation, fluxForceEnabled); err != nil {
+	given := job.GetAnnotations()
+	if _, chosen := given[FluxForceAnnotation]; !chosen {
+		if err := job.PipeE(annotations, ynode.SetString(FluxForceAnnotation, fluxForceEnabled)); err != nil {
 			return err
 		}
 	}
-	options := annotations[ArgoSyncOptionsAnnotation]
+	options := given[ArgoSyncOptionsAnnotation]
 	var add []string
 	switch {
 	case hasOption(options, "ServerSideApply"):
@@ -160,16 +161,7 @@ func askToRecreate(job *yaml.RNode) error {
 	if strings.TrimSpace(options) != "" {
 		add = append([]string{options}, add...)
 	}
-	return setAnnotation(job, ArgoSyncOptionsAnnotation, strings.Join(add, ","))
-}
-
-// setAnnotation quotes a value only where YAML would read another type, as
-// every other string trainfn renders.
-func setAnnotation(obj *yaml.RNode, key, value string) error {
-	return obj.PipeE(
-		yaml.LookupCreate(yaml.MappingNode, "metadata", "annotations"),
-		yaml.SetField(key, yaml.NewRNode(ynode.String(value))),
-	)
+	return job.PipeE(annotations, ynode.SetString(ArgoSyncOptionsAnnotation, strings.Join(add, ",")))
 }
 
 // hasOption reports whether Argo CD's comma-separated sync options set name,

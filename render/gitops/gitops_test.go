@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render/gitops"
+	"github.com/trainfn/trainfn/render/handoff"
 )
 
 const job = `apiVersion: batch/v1
@@ -85,12 +86,12 @@ func TestStampTiesTheJobTogetherWithOneDigest(t *testing.T) {
 	objs := parse(t, configMap, job, statefulSet, service)
 	require.NoError(t, gitops.Stamp(objs))
 
-	digest := value(t, objs[1], "spec", "template", "metadata", "labels", gitops.DigestLabel)
+	digest := value(t, objs[1], "spec", "template", "metadata", "labels", handoff.DigestLabel)
 	assert.Len(t, digest, 16)
-	assert.Equal(t, digest, value(t, objs[2], "spec", "template", "metadata", "labels", gitops.DigestLabel))
+	assert.Equal(t, digest, value(t, objs[2], "spec", "template", "metadata", "labels", handoff.DigestLabel))
 	assert.Equal(t, "pi", value(t, objs[2], "spec", "template", "metadata", "labels", "app"), "the template's own labels are kept")
-	assert.Equal(t, "", value(t, objs[2], "spec", "selector", "matchLabels", gitops.DigestLabel), "a StatefulSet's selector is immutable")
-	assert.Equal(t, digest, value(t, objs[3], "spec", "selector", gitops.DigestLabel), "old revisions' pods leave the job's names")
+	assert.Equal(t, "", value(t, objs[2], "spec", "selector", "matchLabels", handoff.DigestLabel), "a StatefulSet's selector is immutable")
+	assert.Equal(t, digest, value(t, objs[3], "spec", "selector", handoff.DigestLabel), "old revisions' pods leave the job's names")
 	assert.Equal(t, "pi", value(t, objs[3], "spec", "selector", "app"))
 	assert.Empty(t, objs[0].GetAnnotations(), "a ConfigMap has no template and is patched in place")
 	assert.Empty(t, objs[0].GetLabels())

@@ -51,3 +51,12 @@ const (
 	DIPort     = 22270
 	DIPortName = "di-port"
 )
+
+// DIJobKind is the KindLabel of a DIJob's workloads: every one of them
+// runs workers (a task's name is its role), and the reconciler records the
+// DIJob's phase, serves DI-engine's server API and places a preemptible
+// DIJob's workers for them.
+const DIJobKind = "DIJob"
+
+// IsDIJob tells whether a workload's labels say it is a DIJob's.
+func IsDIJob(labels map[string]string) bool { return labels[KindLabel] == DIJobKind }

@@ -1,9 +1,15 @@
-// Package handoff is what rendered objects tell trainfn's reconciler: no job
-// object exists in the cluster, so the run-time facts the reconciler keeps
-// (elastic bounds, discovery, clean-up) are read from annotations on the
-// objects a job renders into. The render writes the first group; the
-// reconciler writes the second, on fields the render leaves out, so the two
-// never own the same field, and GitOps never undoes the reconciler's work.
+// Package handoff is the contract between trainfn's render and what reads
+// its output in the cluster, the reconciler and `trainfn status`: no job
+// object exists there, so what they know of a job is what the render wrote
+// on the objects it rendered into. Here are its parts, each written by one
+// side and read by the other: the labels that find a job's objects and name
+// their kind and roles, the names of its objects, the annotations that
+// carry run-time facts (elastic bounds, discovery, clean-up, a DIJob's
+// ranks) and the format of the discovery script.
+//
+// The render writes the first group of annotations below; the reconciler
+// writes the second, on fields the render leaves out, so the two never own
+// the same field, and GitOps never undoes the reconciler's work.
 package handoff
 
 import (
@@ -20,10 +26,11 @@ const (
 	// it to this once.
 	Workers = "trainfn.dev/workers"
 	// SlotsPerWorker, on an elastic MPIJob's StatefulSet, asks for the
-	// discovery script: each ready worker is one "host:slots" line.
+	// discovery script: each ready worker is one "host:slots" line. Its
+	// value is spec.slotsPerWorker, 0 or more (ParseSlots).
 	SlotsPerWorker = "trainfn.dev/slots-per-worker"
 	// LauncherSlots is set when the launcher also works: it heads the
-	// discovered hosts with these slots.
+	// discovered hosts with these slots, 0 or more.
 	LauncherSlots = "trainfn.dev/launcher-slots"
 	// CleanPodPolicy is runPolicy.cleanPodPolicy: None, Running or All.
 	CleanPodPolicy = "trainfn.dev/clean-pod-policy"

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/trainfn/trainfn/render/handoff"
 )
 
 // Implementation is an MPI implementation, named as MPIJob's
@@ -26,36 +28,16 @@ const ConfigDir = "/etc/mpi"
 // Keys of the job's ConfigMap, which are also file names under ConfigDir.
 const (
 	HostfileKey       = "hostfile"
-	DiscoverHostsKey  = "discover_hosts.sh"
 	WaitForWorkersKey = "wait_for_workers.sh"
 	KubexecKey        = "kubexec.sh"
 )
 
-// Host is one line of a hostfile.
-type Host struct {
-	Name  string
-	Slots int32
-}
-
 // Hostfile writes hosts in the implementation's hostfile format: OpenMPI's
 // "host slots=N", or Hydra's "host:N" for Intel MPI and MPICH.
-func Hostfile(impl Implementation, hosts []Host) string {
+func Hostfile(impl Implementation, hosts []handoff.Host) string {
 	var b strings.Builder
 	for _, h := range hosts {
 		b.WriteString(hostLine(impl, h.Name, h.Slots) + "\n")
-	}
-	return b.String()
-}
-
-// DiscoverHosts writes Horovod's host discovery script
-// (--host-discovery-script): one "host:slots" line per host that can take
-// work. Rendered, it lists every host; at run time the reconciler keeps it to
-// the hosts that are up.
-func DiscoverHosts(hosts []Host) string {
-	var b strings.Builder
-	b.WriteString("#!/bin/sh\n")
-	for _, h := range hosts {
-		b.WriteString(discoverLine(h.Name, h.Slots) + "\n")
 	}
 	return b.String()
 }

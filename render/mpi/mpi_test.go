@@ -4,10 +4,12 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/trainfn/trainfn/render/handoff"
 )
 
 func TestHostfile(t *testing.T) {
-	hosts := []Host{{Name: "pi-launcher.pi", Slots: 2}, {Name: "pi-worker-0.pi", Slots: 2}}
+	hosts := []handoff.Host{{Name: "pi-launcher.pi", Slots: 2}, {Name: "pi-worker-0.pi", Slots: 2}}
 	tests := []struct {
 		impl Implementation
 		want string
@@ -22,11 +24,6 @@ func TestHostfile(t *testing.T) {
 		})
 	}
 	assert.Empty(t, Hostfile(OpenMPI, nil))
-}
-
-func TestDiscoverHosts(t *testing.T) {
-	got := DiscoverHosts([]Host{{Name: "j-worker-0.j", Slots: 4}, {Name: "j-worker-1.j", Slots: 4}})
-	assert.Equal(t, "#!/bin/sh\necho j-worker-0.j:4\necho j-worker-1.j:4\n", got)
 }
 
 func TestLauncherEnv(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/test/sshtest"
 )
 
@@ -97,18 +98,18 @@ func (f *sshFixture) wait(t *testing.T, hostfile string, timeoutSeconds int) (st
 func TestWaitForWorkersWaitsForALateWorker(t *testing.T) {
 	f := newSSHFixture(t)
 	started := f.startSSHDAfter(t, 3*time.Second)
-	stdout, stderr, err := f.wait(t, Hostfile(OpenMPI, []Host{{"localhost", 1}, {"127.0.0.1", 1}}), 120)
+	stdout, stderr, err := f.wait(t, Hostfile(OpenMPI, []handoff.Host{{Name: "localhost", Slots: 1}, {Name: "127.0.0.1", Slots: 1}}), 120)
 	require.NoError(t, <-started)
 	require.NoError(t, err, "stdout: %s\nstderr: %s", stdout, stderr)
 	// Both are probed at once, so either may be named first.
-	assert.Regexp(t, `trainfn: waiting for (localhost|127\.0\.0\.1) and 1 more \(0s\): .*Connection refused`, stdout)
+	assert.Regexp(t, `trainfn: waiting for (localhost|127\.0\.0\.1) and 1 more \(\d+s\): .*Connection refused`, stdout)
 	assert.Contains(t, stdout, "trainfn: localhost accepts SSH")
 	assert.Contains(t, stdout, "trainfn: 127.0.0.1 accepts SSH")
 }
 
 func TestWaitForWorkersGivesUpWithTheReason(t *testing.T) {
 	f := newSSHFixture(t)
-	stdout, stderr, err := f.wait(t, Hostfile(Intel, []Host{{"localhost", 2}}), 3)
+	stdout, stderr, err := f.wait(t, Hostfile(Intel, []handoff.Host{{Name: "localhost", Slots: 2}}), 3)
 	var exit *exec.ExitError
 	require.ErrorAs(t, err, &exit, "stdout: %s", stdout)
 	assert.Equal(t, 1, exit.ExitCode())
@@ -141,7 +142,7 @@ func TestWaitForWorkersSkipsTheLauncher(t *testing.T) {
 	// The launcher, which runs no sshd, heads the hostfile when it also
 	// works; it is passed over, the worker after it is not.
 	launcher := strings.Split(strings.TrimSpace(string(self)), ".")[0] + ".job"
-	stdout, stderr, err := f.wait(t, Hostfile(OpenMPI, []Host{{launcher, 1}, {"localhost", 1}}), 10)
+	stdout, stderr, err := f.wait(t, Hostfile(OpenMPI, []handoff.Host{{Name: launcher, Slots: 1}, {Name: "localhost", Slots: 1}}), 10)
 	require.NoError(t, err, "stdout: %s\nstderr: %s", stdout, stderr)
 	assert.Equal(t, "trainfn: localhost accepts SSH\n", stdout)
 }
@@ -149,7 +150,7 @@ func TestWaitForWorkersSkipsTheLauncher(t *testing.T) {
 func TestWaitForWorkersRefusesABadTimeout(t *testing.T) {
 	f := newSSHFixture(t)
 	f.env = append(f.env, WaitTimeoutEnv+"=10m")
-	_, stderr, err := f.wait(t, Hostfile(OpenMPI, []Host{{"localhost", 1}}), -1)
+	_, stderr, err := f.wait(t, Hostfile(OpenMPI, []handoff.Host{{Name: "localhost", Slots: 1}}), -1)
 	require.Error(t, err)
 	assert.Contains(t, stderr, `trainfn: TRAINFN_WAIT_TIMEOUT_SECONDS must be a number of seconds, not "10m"`)
 }
@@ -164,7 +165,7 @@ func TestWaitForWorkersWithoutSSH(t *testing.T) {
 		}
 	}
 	f.env = append(f.env, "PATH="+bin)
-	_, stderr, err := f.wait(t, Hostfile(OpenMPI, []Host{{"localhost", 1}}), 600)
+	_, stderr, err := f.wait(t, Hostfile(OpenMPI, []handoff.Host{{Name: "localhost", Slots: 1}}), 600)
 	require.Error(t, err)
 	assert.Contains(t, stderr, "trainfn: the launcher's image has no ssh")
 }
@@ -173,7 +174,7 @@ func TestWaitForWorkersRefusesABadParallelism(t *testing.T) {
 	f := newSSHFixture(t)
 	for _, bad := range []string{"0", "many", "-1"} {
 		f.env = []string{WaitParallelEnv + "=" + bad}
-		_, stderr, err := f.wait(t, Hostfile(OpenMPI, []Host{{"localhost", 1}}), 10)
+		_, stderr, err := f.wait(t, Hostfile(OpenMPI, []handoff.Host{{Name: "localhost", Slots: 1}}), 10)
 		require.Error(t, err, bad)
 		assert.Contains(t, stderr, `trainfn: TRAINFN_WAIT_PARALLEL must be a number of workers, at least 1, not "`+bad+`"`)
 	}
@@ -181,7 +182,8 @@ func TestWaitForWorkersRefusesABadParallelism(t *testing.T) {
 
 // standInSSH puts an ssh on PATH that takes a moment, records each call's
 // host in dir/calls and how many calls it saw running (dir/seen.PID), and
-// succeeds for every host but those listed in dir/down.
+// succeeds for every host but those listed in dir/down, each of which
+// refuses its first probe and comes up then.
 func standInSSH(t *testing.T, f *sshFixture) string {
 	bin, state := t.TempDir(), t.TempDir()
 	// The probe ends with: HOST true.
@@ -196,6 +198,8 @@ set -- ` + state + `/running/*
 echo $# > ` + state + `/seen.$$
 rm ` + state + `/running/$$
 if grep -qx "$host" ` + state + `/down 2>/dev/null; then
+  grep -vx "$host" ` + state + `/down > ` + state + `/down.$$
+  mv ` + state + `/down.$$ ` + state + `/down
   echo "ssh: connect to host $host port 22: Connection refused" >&2
   exit 255
 fi
@@ -226,22 +230,18 @@ func TestWaitForWorkersProbesInParallelRounds(t *testing.T) {
 	f := newSSHFixture(t)
 	state := standInSSH(t, f)
 	f.env = append(f.env, WaitParallelEnv+"=4")
-	var hosts []Host
+	var hosts []handoff.Host
 	for i := range 12 {
-		hosts = append(hosts, Host{fmt.Sprintf("worker-%d.job", i), 1})
+		hosts = append(hosts, handoff.Host{Name: fmt.Sprintf("worker-%d.job", i), Slots: 1})
 	}
+	// worker-7 refuses its first probe, and comes up then.
 	require.NoError(t, os.WriteFile(filepath.Join(state, "down"), []byte("worker-7.job\n"), 0o644))
-	go func() {
-		// worker-7 comes up after its first probe has failed.
-		time.Sleep(time.Second)
-		_ = os.Remove(filepath.Join(state, "down"))
-	}()
 	stdout, stderr, err := f.wait(t, Hostfile(OpenMPI, hosts), 60)
 	require.NoError(t, err, "stdout: %s\nstderr: %s", stdout, stderr)
 	for _, h := range hosts {
 		assert.Contains(t, stdout, "trainfn: "+h.Name+" accepts SSH\n")
 	}
-	assert.Contains(t, stdout, "trainfn: waiting for worker-7.job (0s): ssh: connect to host worker-7.job port 22: Connection refused")
+	assert.Regexp(t, `trainfn: waiting for worker-7\.job \(\d+s\): ssh: connect to host worker-7\.job port 22: Connection refused`, stdout)
 
 	most := mostSeen(t, state)
 	assert.LessOrEqual(t, most, 4, "no more than 4 probes run at once")

@@ -3,12 +3,14 @@ package mpi
 import (
 	"strconv"
 	"strings"
+
+	"github.com/trainfn/trainfn/render/handoff"
 )
 
 // WriteHostsKey is the script that writes the hostfile and the discovery
 // script when the pod starts, for a job with too many hosts to list them in
-// its ConfigMap: the API server stores at most 1 MiB in one, about 20,000
-// hosts.
+// its ConfigMap: the API server takes at most 1 MiB of values in a
+// ConfigMap's data (corev1.MaxSecretSize), the lines of about 20,000 hosts.
 const WriteHostsKey = "write_hosts.sh"
 
 // NumberedHosts are hosts named Prefix + i + Suffix for i from 0 to
@@ -20,8 +22,8 @@ type NumberedHosts struct {
 }
 
 // Hosts are every host, in order.
-func (n NumberedHosts) Hosts() []Host {
-	hosts := make([]Host, n.Count)
+func (n NumberedHosts) Hosts() []handoff.Host {
+	hosts := make([]handoff.Host, n.Count)
 	for i := range hosts {
 		hosts[i] = n.Host(i)
 	}
@@ -29,31 +31,31 @@ func (n NumberedHosts) Hosts() []Host {
 }
 
 // Host is host i.
-func (n NumberedHosts) Host(i int) Host {
-	return Host{Name: n.Prefix + strconv.Itoa(i) + n.Suffix, Slots: n.Slots}
+func (n NumberedHosts) Host(i int) handoff.Host {
+	return handoff.Host{Name: n.Prefix + strconv.Itoa(i) + n.Suffix, Slots: n.Slots}
 }
 
 // WriteHosts is a script, run as `sh write_hosts.sh FROM TO`, that copies
 // the files of directory FROM into TO and writes beside them the hostfile
-// and the discovery script that Hostfile and DiscoverHosts would write for
+// and the discovery script that Hostfile and handoff.DiscoverHosts would write for
 // first followed by numbered, byte for byte. Its size does not grow with
 // the number of hosts.
-func WriteHosts(impl Implementation, first []Host, numbered NumberedHosts) string {
+func WriteHosts(impl Implementation, first []handoff.Host, numbered NumberedHosts) string {
 	var listed, discovered strings.Builder
 	for _, h := range first {
 		listed.WriteString("  printf '%s\\n' " + shellQuote(hostLine(impl, h.Name, h.Slots)) + "\n")
-		discovered.WriteString("  printf '%s\\n' " + shellQuote(discoverLine(h.Name, h.Slots)) + "\n")
+		discovered.WriteString("  printf '%s\\n' " + shellQuote(handoff.DiscoverLine(h.Name, h.Slots)) + "\n")
 	}
 	// The numbered hosts' lines as printf formats, with %d for the number.
 	name := printfLiteral(numbered.Prefix) + "%d" + printfLiteral(numbered.Suffix)
 	return strings.NewReplacer(
 		"{{hostfile}}", HostfileKey,
-		"{{discover}}", DiscoverHostsKey,
+		"{{discover}}", handoff.DiscoverHostsKey,
 		"{{count}}", strconv.Itoa(numbered.Count),
 		"{{listed}}", listed.String(),
 		"{{discovered}}", discovered.String(),
 		"{{hostLine}}", "printf "+shellQuote(hostLine(impl, name, numbered.Slots)+`\n`)+` "$i"`,
-		"{{discoverLine}}", "printf "+shellQuote(discoverLine(name, numbered.Slots)+`\n`)+` "$i"`,
+		"{{discoverLine}}", "printf "+shellQuote(handoff.DiscoverLine(name, numbered.Slots)+`\n`)+` "$i"`,
 	).Replace(writeHostsTemplate)
 }
 
@@ -98,11 +100,6 @@ func hostLine(impl Implementation, name string, slots int32) string {
 		return name + " slots=" + strconv.Itoa(int(slots))
 	}
 	return name + ":" + strconv.Itoa(int(slots))
-}
-
-// discoverLine is a line of DiscoverHosts's script without its newline.
-func discoverLine(name string, slots int32) string {
-	return "echo " + name + ":" + strconv.Itoa(int(slots))
 }
 
 // printfLiteral is s in a printf format, where it stands for itself.

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trainfn/trainfn/render/handoff"
 )
 
 // The script runs here under /bin/sh as the launcher's init container runs
@@ -19,14 +21,14 @@ func TestWriteHostsWritesWhatWouldBeListed(t *testing.T) {
 	workers := NumberedHosts{Prefix: "pi-worker-", Suffix: ".pi", Count: 1000, Slots: 4}
 	for name, c := range map[string]struct {
 		impl     Implementation
-		first    []Host
+		first    []handoff.Host
 		numbered NumberedHosts
 	}{
 		"OpenMPI":                   {OpenMPI, nil, workers},
 		"Intel":                     {Intel, nil, workers},
-		"MPICH, launcher works too": {MPICH, []Host{{Name: "pi-launcher.pi", Slots: 4}}, workers},
+		"MPICH, launcher works too": {MPICH, []handoff.Host{{Name: "pi-launcher.pi", Slots: 4}}, workers},
 		// Not DNS names, but the script must not read them as shell or printf.
-		"quotes and percents": {OpenMPI, []Host{{Name: `it's-100%\n`, Slots: 1}},
+		"quotes and percents": {OpenMPI, []handoff.Host{{Name: `it's-100%\n`, Slots: 1}},
 			NumberedHosts{Prefix: `50%'s\t-`, Suffix: `.$(false)`, Count: 3, Slots: 1}},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -40,7 +42,7 @@ func TestWriteHostsWritesWhatWouldBeListed(t *testing.T) {
 
 			hosts := slices.Concat(c.first, c.numbered.Hosts())
 			assertFile(t, filepath.Join(to, HostfileKey), Hostfile(c.impl, hosts), 0o444)
-			assertFile(t, filepath.Join(to, DiscoverHostsKey), DiscoverHosts(hosts), 0o555)
+			assertFile(t, filepath.Join(to, handoff.DiscoverHostsKey), handoff.DiscoverHosts(hosts), 0o555)
 			assertFile(t, filepath.Join(to, WaitForWorkersKey), WaitForWorkers, 0o555)
 			entries, err := os.ReadDir(to)
 			require.NoError(t, err)

@@ -3,11 +3,11 @@ package mpijob_test
 import (
 	"testing"
 
-	"github.com/trainfn/trainfn/render/rendertest"
+	"github.com/trainfn/trainfn/functions/functionstest"
 )
 
 // TestGolden renders every case of testdata/<version>/<case> through the
 // front end, as users run trainfn.
 func TestGolden(t *testing.T) {
-	rendertest.Golden(t, "testdata")
+	functionstest.Golden(t, "testdata")
 }

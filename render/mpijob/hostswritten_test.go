@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/render/objectsize"
-	"github.com/trainfn/trainfn/render/options"
 )
 
 // A hostfile of 50,000 workers takes 1.3 MB, over what a ConfigMap holds;
@@ -27,7 +27,7 @@ func TestTooManyHostsForTheConfigMapAreWrittenByTheLauncher(t *testing.T) {
 	}
 	cm := r.configMap("pi-config")
 	assert.NotContains(t, cm.Data, mpi.HostfileKey)
-	assert.NotContains(t, cm.Data, mpi.DiscoverHostsKey)
+	assert.NotContains(t, cm.Data, handoff.DiscoverHostsKey)
 	assert.Contains(t, cm.Data, mpi.WaitForWorkersKey)
 	assert.Less(t, dataSize(cm.Data), 16<<10, "the script does not grow with the workers")
 
@@ -63,9 +63,9 @@ func TestTooManyHostsForTheConfigMapAreWrittenByTheLauncher(t *testing.T) {
 	hostfile, err := os.ReadFile(filepath.Join(to, mpi.HostfileKey))
 	require.NoError(t, err)
 	assert.Equal(t, mpi.Hostfile(job.Implementation, hosts), string(hostfile))
-	discover, err := os.ReadFile(filepath.Join(to, mpi.DiscoverHostsKey))
+	discover, err := os.ReadFile(filepath.Join(to, handoff.DiscoverHostsKey))
 	require.NoError(t, err)
-	assert.Equal(t, mpi.DiscoverHosts(hosts), string(discover))
+	assert.Equal(t, handoff.DiscoverHosts(hosts), string(discover))
 }
 
 func TestHostsThatFitAreListed(t *testing.T) {
@@ -78,7 +78,7 @@ func TestHostsThatFitAreListed(t *testing.T) {
 // reconciler rewrites it as workers come and go.
 func TestTooManyHostsForAnElasticJob(t *testing.T) {
 	b := newJob("pi").workers(60_000)
-	b.job.Options.ElasticWorkers = &options.Bounds{Min: 50_000, Max: 70_000}
+	b.job.Options.ElasticWorkers = &handoff.Bounds{Min: 50_000, Max: 70_000}
 	_, errs := checkAndBuild(b.obj())
 	require.Len(t, errs, 1)
 	assert.Equal(t, "spec.mpiReplicaSpecs.Worker.replicas", errs[0].Field)

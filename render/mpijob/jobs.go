@@ -6,9 +6,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/mpi"
-	"github.com/trainfn/trainfn/render/naming"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/pod"
 	"github.com/trainfn/trainfn/render/result"
@@ -21,11 +20,11 @@ import (
 // accept SSH (or kubectl exec). When writesHosts, the ConfigMap has no
 // hostfile but a script that writes it, which runs first.
 func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []result.Warning, field.ErrorList) {
-	t, warnings := job.podTemplate(&job.Launcher, labels.RoleLauncher, job.Launcher.RestartPolicy)
-	warnings = append(warnings, workload.Overridden(t, "hostname", naming.Launcher(job.Name), "the hostfile and Hydra's proxies know the launcher by it")...)
+	t, warnings := job.podTemplate(&job.Launcher, handoff.RoleLauncher, job.Launcher.RestartPolicy)
+	warnings = append(warnings, workload.Overridden(t, "hostname", handoff.LauncherName(job.Name), "the hostfile and Hydra's proxies know the launcher by it")...)
 
 	main := job.main(t)
-	main.AddEnv("K_MPI_JOB_ROLE", labels.RoleLauncher)
+	main.AddEnv("K_MPI_JOB_ROLE", handoff.RoleLauncher)
 	for _, e := range mpi.LauncherEnv(job.Implementation, job.SlotsPerWorker, modeOf(job.launchMode()).agent) {
 		main.AddEnv(e.Name, e.Value)
 	}
@@ -37,7 +36,7 @@ func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []resu
 
 	items := ynode.Seq(
 		ynode.Map("key", mpi.HostfileKey, "path", mpi.HostfileKey, "mode", ynode.FileMode(0o444)),
-		ynode.Map("key", mpi.DiscoverHostsKey, "path", mpi.DiscoverHostsKey, "mode", ynode.FileMode(0o555)),
+		ynode.Map("key", handoff.DiscoverHostsKey, "path", handoff.DiscoverHostsKey, "mode", ynode.FileMode(0o555)),
 	)
 	// The volume the launcher's containers find at mpi.ConfigDir.
 	files := configVolume
@@ -58,7 +57,7 @@ func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []resu
 		case options.KubectlExec:
 			items.Content = append(items.Content,
 				ynode.Map("key", mpi.KubexecKey, "path", mpi.KubexecKey, "mode", ynode.FileMode(0o555)))
-			warnings = append(warnings, workload.Overridden(t, "serviceAccountName", naming.Launcher(job.Name),
+			warnings = append(warnings, workload.Overridden(t, "serviceAccountName", handoff.LauncherName(job.Name),
 				"its Role lets the launcher exec into this job's workers")...)
 			if old := t.Set("automountServiceAccountToken", ynode.Of(true)); old != nil && old.Value != "true" {
 				warnings = append(warnings, result.Warning{Field: t.Path("automountServiceAccountToken"),
@@ -73,7 +72,7 @@ func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []resu
 	}
 	errs = appendErr(errs, main.AddVolumeMount(files, mpi.ConfigDir))
 	errs = appendErr(errs, t.AddVolume(ynode.Map("name", configVolume, "configMap", ynode.Map(
-		"name", naming.ConfigMap(job.Name), "items", items))))
+		"name", handoff.ConfigMapName(job.Name), "items", items))))
 	if writesHosts {
 		errs = appendErr(errs, t.AddVolume(ynode.Map("name", hostsVolume, "emptyDir", ynode.Map())))
 		errs = appendErr(errs, t.AddInitContainer(writeHosts(main)))
@@ -82,7 +81,7 @@ func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []resu
 		errs = appendErr(errs, t.AddInitContainer(waitForWorkers(main, shell, files)))
 	}
 
-	return job.Object("batch/v1", "Job", naming.Launcher(job.Name), labels.Role(job.Name, labels.RoleLauncher),
+	return job.Object("batch/v1", "Job", handoff.LauncherName(job.Name), handoff.RoleLabels(job.Name, handoff.RoleLauncher),
 		"spec", job.RunPolicy.JobSpec("template", t.Node())), t, warnings, errs
 }
 
@@ -165,7 +164,7 @@ func waitForWorkers(main *pod.Container, shell *yaml.Node, files string) *yaml.N
 func workerJob(job *Job) (*yaml.RNode, *pod.Template, []result.Warning, *field.Error) {
 	t, warnings, err := workerTemplate(job, job.Worker.RestartPolicy, "Indexed Job")
 	n := job.Worker.Replicas
-	return job.Object("batch/v1", "Job", naming.Workers(job.Name), labels.Role(job.Name, labels.RoleWorker),
+	return job.Object("batch/v1", "Job", handoff.WorkersName(job.Name), handoff.RoleLabels(job.Name, handoff.RoleWorker),
 		"spec", job.RunPolicy.JobSpec(
 			"completionMode", "Indexed",
 			"completions", n,
@@ -182,7 +181,7 @@ func workerJob(job *Job) (*yaml.RNode, *pod.Template, []result.Warning, *field.E
 func workerStatefulSet(job *Job) (*yaml.RNode, *pod.Template, []result.Warning, *field.Error) {
 	// A StatefulSet restarts its pods whatever the replica's policy says.
 	t, warnings, err := workerTemplate(job, "Always", "StatefulSet")
-	return job.StatefulSet(naming.Workers(job.Name), labels.RoleWorker, job.fixedReplicas(), t), t, warnings, err
+	return job.StatefulSet(handoff.WorkersName(job.Name), handoff.RoleWorker, job.fixedReplicas(), t), t, warnings, err
 }
 
 // fixedReplicas is the workers' replicas when the render owns them; nil for
@@ -200,10 +199,10 @@ func (j *Job) fixedReplicas() *int32 {
 // launch mode, an idle process that mpirun starts processes beside. The
 // template's own command, when it has one, runs instead.
 func workerTemplate(job *Job, restartPolicy, workload string) (*pod.Template, []result.Warning, *field.Error) {
-	t, warnings := job.podTemplate(job.Worker, labels.RoleWorker, restartPolicy)
+	t, warnings := job.podTemplate(job.Worker, handoff.RoleWorker, restartPolicy)
 	if hostname := t.Remove("hostname"); hostname != nil {
 		warnings = append(warnings, result.Warning{Field: t.Path("hostname"),
-			Message: "ignored: the " + workload + " names the host of worker i " + naming.Workers(job.Name) + "-<i>"})
+			Message: "ignored: the " + workload + " names the host of worker i " + handoff.WorkersName(job.Name) + "-<i>"})
 	}
 	m := modeOf(job.launchMode())
 	main := job.main(t)
@@ -213,7 +212,7 @@ func workerTemplate(job *Job, restartPolicy, workload string) (*pod.Template, []
 			main.Set("args", ynode.Of(m.serveArgs))
 		}
 	}
-	main.AddEnv("K_MPI_JOB_ROLE", labels.RoleWorker)
+	main.AddEnv("K_MPI_JOB_ROLE", handoff.RoleWorker)
 	if m.mount == nil {
 		return t, warnings, nil
 	}
@@ -224,7 +223,7 @@ func workerTemplate(job *Job, restartPolicy, workload string) (*pod.Template, []
 // itself and inetd's configuration, from the job's ConfigMap.
 func mountRsh(job *Job, t *pod.Template, main *pod.Container) *field.Error {
 	if err := t.AddVolume(ynode.Map("name", configVolume, "configMap", ynode.Map(
-		"name", naming.ConfigMap(job.Name), "items", ynode.Seq(
+		"name", handoff.ConfigMapName(job.Name), "items", ynode.Seq(
 			ynode.Map("key", mpi.ServeRshKey, "path", mpi.ServeRshKey, "mode", ynode.FileMode(0o555)),
 			ynode.Map("key", mpi.RshdConfKey, "path", mpi.RshdConfKey, "mode", ynode.FileMode(0o444)))))); err != nil {
 		return err
@@ -238,7 +237,7 @@ func mountRsh(job *Job, t *pod.Template, main *pod.Container) *field.Error {
 // before it starts a rank. Found on a real node; the launcher alone had it.
 func mountKubexec(job *Job, t *pod.Template, main *pod.Container) *field.Error {
 	if err := t.AddVolume(ynode.Map("name", configVolume, "configMap", ynode.Map(
-		"name", naming.ConfigMap(job.Name), "items", ynode.Seq(
+		"name", handoff.ConfigMapName(job.Name), "items", ynode.Seq(
 			ynode.Map("key", mpi.KubexecKey, "path", mpi.KubexecKey, "mode", ynode.FileMode(0o555)))))); err != nil {
 		return err
 	}
@@ -260,7 +259,7 @@ func mountSSH(job *Job, t *pod.Template, main *pod.Container) *field.Error {
 		mode = 0o600
 	}
 	if err := t.AddVolume(ynode.Map("name", sshVolume, "secret", ynode.Map(
-		"secretName", naming.SSHSecret(job.Name),
+		"secretName", handoff.SSHSecretName(job.Name),
 		"defaultMode", ynode.FileMode(mode),
 		"items", ynode.Seq(
 			ynode.Map("key", "ssh-privatekey", "path", "id_rsa"),

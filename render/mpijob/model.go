@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/trainfn/trainfn/render/gang"
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/pod"
@@ -94,7 +95,7 @@ func (j *Job) kubectlExec() bool { return j.launchMode() == options.KubectlExec 
 
 // elastic is the bounds within which the worker count changes at run
 // time; nil for a job whose count is the rendered one.
-func (j *Job) elastic() *options.Bounds {
+func (j *Job) elastic() *handoff.Bounds {
 	if j.Worker == nil {
 		return nil
 	}

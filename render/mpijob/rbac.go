@@ -6,8 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/trainfn/trainfn/render/labels"
-	"github.com/trainfn/trainfn/render/naming"
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/ynode"
 )
 
@@ -33,7 +32,7 @@ func launcherRBAC(job *Job) ([]*yaml.RNode, *field.Error) {
 	names := make([]string, n)
 	size := 0
 	for i := range names {
-		names[i] = naming.WorkerHostname(job.Name, i)
+		names[i] = handoff.WorkerHostname(job.Name, i)
 		size += len(names[i]) + 4
 	}
 	if size > maxRoleNameBytes {
@@ -41,8 +40,8 @@ func launcherRBAC(job *Job) ([]*yaml.RNode, *field.Error) {
 			fmt.Sprintf("too many workers for the KubectlExec launch mode, whose Role names every worker pod (%d bytes of names, at most %d): use the SSH launch mode",
 				size, maxRoleNameBytes))
 	}
-	name := naming.Launcher(job.Name)
-	own := labels.Role(job.Name, labels.RoleLauncher)
+	name := handoff.LauncherName(job.Name)
+	own := handoff.RoleLabels(job.Name, handoff.RoleLauncher)
 	return []*yaml.RNode{
 		job.Object("v1", "ServiceAccount", name, own),
 		job.Object("rbac.authorization.k8s.io/v1", "Role", name, own,

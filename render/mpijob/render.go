@@ -6,14 +6,13 @@ import (
 	"slices"
 	"strconv"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render/gang"
 	"github.com/trainfn/trainfn/render/handoff"
-	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/render/mpi"
-	"github.com/trainfn/trainfn/render/naming"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/pod"
 	"github.com/trainfn/trainfn/render/result"
@@ -47,8 +46,11 @@ const (
 	deliveryContainer   = "kubectl-delivery"
 )
 
-// maxConfigMapBytes is the most the API server stores in one object.
-const maxConfigMapBytes = 1 << 20
+// maxConfigMapBytes is the most a ConfigMap's data may hold: the API server
+// refuses a ConfigMap whose values add up to more than MaxSecretSize, 1 MiB
+// (ValidateConfigMap), however much room the whole object would have
+// (objectsize.Max). dataSize counts the keys too, a few bytes to spare.
+const maxConfigMapBytes = corev1.MaxSecretSize
 
 // Check refuses elastic bounds the job cannot keep to, and what the rsh
 // launch mode cannot run.
@@ -80,7 +82,7 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 	listed := map[string]string{mpi.HostfileKey: mpi.Hostfile(j.Implementation, hosts)}
 	if j.elastic() == nil {
 		// An elastic job's discovery script is the reconciler's to write.
-		listed[mpi.DiscoverHostsKey] = mpi.DiscoverHosts(hosts)
+		listed[handoff.DiscoverHostsKey] = handoff.DiscoverHosts(hosts)
 	}
 	// Too many hosts to list in the ConfigMap: the launcher writes the
 	// same files when it starts. Not for an elastic job, whose discovery
@@ -93,11 +95,11 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 	}
 	if size := dataSize(config); size > maxConfigMapBytes {
 		errs = append(errs, field.Invalid(j.workersPath(), j.workers(),
-			fmt.Sprintf("too many workers for one ConfigMap: the hostfile and scripts of this elastic job take %d bytes, the API server stores at most %d", size, maxConfigMapBytes)))
+			fmt.Sprintf("too many workers for one ConfigMap: the hostfile and scripts of this elastic job take %d bytes, the API server takes at most %d in a ConfigMap's data", size, maxConfigMapBytes)))
 	}
 	out.Warnings = append(out.Warnings, jobWarnings(j, len(hosts))...)
 
-	service := j.HeadlessService(naming.Service(j.Name), labels.Job(j.Name))
+	service := j.HeadlessService(handoff.ServiceName(j.Name), handoff.JobLabels(j.Name))
 	if j.launchMode() == options.Rsh {
 		// in.rshd looks the client's address up before it runs anything,
 		// and the launcher connects from its init container, not ready:
@@ -110,7 +112,7 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 	if mpi.LaunchesBackToLauncher(j.Implementation) {
 		// Hydra's remote proxies dial the launcher by its short hostname,
 		// which resolves as a Service name in the namespace.
-		out.Objects = append(out.Objects, j.HeadlessService(naming.Launcher(j.Name), labels.Role(j.Name, labels.RoleLauncher)))
+		out.Objects = append(out.Objects, j.HeadlessService(handoff.LauncherName(j.Name), handoff.RoleLabels(j.Name, handoff.RoleLauncher)))
 	}
 	out.Objects = append(out.Objects, configMap(j, config))
 
@@ -160,11 +162,11 @@ func workerContainer(job *Job) string {
 // works, then the workers in index order. An elastic job's hostfile lists
 // the workers it cannot start without, its minimum, which the launcher
 // waits for; the discovery script has the rest.
-func hostList(job *Job) (first []mpi.Host, workers mpi.NumberedHosts) {
+func hostList(job *Job) (first []handoff.Host, workers mpi.NumberedHosts) {
 	if job.RunLauncherAsWorker {
-		first = append(first, mpi.Host{Name: naming.Host(job.Name, naming.Launcher(job.Name)), Slots: job.SlotsPerWorker})
+		first = append(first, handoff.Host{Name: handoff.DNSName(job.Name, handoff.LauncherName(job.Name)), Slots: job.SlotsPerWorker})
 	}
-	workers.Prefix, workers.Suffix = naming.WorkerHostParts(job.Name)
+	workers.Prefix, workers.Suffix = handoff.WorkerHostParts(job.Name)
 	workers.Count, workers.Slots = job.workers(), job.SlotsPerWorker
 	if e := job.elastic(); e != nil {
 		workers.Count = int(e.Min)
@@ -194,7 +196,7 @@ func checkElastic(job *Job) *field.Error {
 func handOff(job *Job, workers *yaml.RNode) {
 	a := map[string]string{
 		handoff.CleanPodPolicy: job.RunPolicy.CleanPodPolicy,
-		handoff.EndsWith:       handoff.EndsWithJob(naming.Launcher(job.Name)),
+		handoff.EndsWith:       handoff.EndsWithJob(handoff.LauncherName(job.Name)),
 	}
 	if e := job.elastic(); e != nil {
 		a[handoff.ElasticWorkers] = e.String()
@@ -225,6 +227,8 @@ func jobWarnings(job *Job, hosts int) []result.Warning {
 			Field:   field.NewPath("spec", "mpiReplicaSpecs"),
 			Message: "the hostfile is empty: there is no Worker and runLauncherAsWorker is false, so mpirun has no host to run on",
 		})
+	} else if job.SlotsPerWorker == 0 {
+		warnings = append(warnings, noSlotsWarning(job))
 	}
 	if job.Worker != nil && job.RunPolicy.CleanPodPolicy != "None" && job.RunPolicy.ActiveDeadlineSeconds == nil {
 		warnings = append(warnings, result.Warning{
@@ -236,10 +240,25 @@ func jobWarnings(job *Job, hosts int) []result.Warning {
 	return warnings
 }
 
+// noSlotsWarning says what mpirun makes of hosts of no slots, which
+// mpi-operator accepts and writes into the hostfile as trainfn does: Open
+// MPI's starts no process on them, and Hydra's (MPICH, Intel MPI) fails.
+func noSlotsWarning(job *Job) result.Warning {
+	fails := `Open MPI's mpirun starts no process on them unless given --oversubscribe ("All nodes which are allocated for this job are already filled")`
+	if job.Implementation != mpi.OpenMPI {
+		fails = "Hydra's mpirun (MPICH, Intel MPI) fails on a host of 0 slots"
+	}
+	return result.Warning{
+		Field: field.NewPath("spec", "slotsPerWorker"),
+		Message: "0 slots: the hostfile gives every host 0 slots, as mpi-operator's does, and " + fails +
+			"; set slotsPerWorker to the number of processes each worker runs",
+	}
+}
+
 func configMap(job *Job, data map[string]string) *yaml.RNode {
 	d := ynode.Map()
 	for _, k := range slices.Sorted(maps.Keys(data)) {
 		d.Content = append(d.Content, ynode.String(k), ynode.Text(data[k]))
 	}
-	return job.Object("v1", "ConfigMap", naming.ConfigMap(job.Name), labels.Job(job.Name), "data", d)
+	return job.Object("v1", "ConfigMap", handoff.ConfigMapName(job.Name), handoff.JobLabels(job.Name), "data", d)
 }

@@ -4,8 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/trainfn/trainfn/render/labels"
-	"github.com/trainfn/trainfn/render/naming"
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/pod"
 	"github.com/trainfn/trainfn/render/workload"
 	"github.com/trainfn/trainfn/render/ynode"
@@ -19,12 +18,12 @@ import (
 // policy of its own. The selectors name no namespace, so the policy's own
 // applies, and the output stays portable.
 func rshNetworkPolicy(job *Job) *yaml.RNode {
-	return job.Object("networking.k8s.io/v1", "NetworkPolicy", naming.RshPolicy(job.Name), labels.Job(job.Name),
+	return job.Object("networking.k8s.io/v1", "NetworkPolicy", handoff.RshPolicyName(job.Name), handoff.JobLabels(job.Name),
 		"spec", ynode.Map(
-			"podSelector", ynode.Map("matchLabels", ynode.StringMap(labels.Role(job.Name, labels.RoleWorker))),
+			"podSelector", ynode.Map("matchLabels", ynode.StringMap(handoff.RoleLabels(job.Name, handoff.RoleWorker))),
 			"policyTypes", []string{"Ingress"},
 			"ingress", ynode.Seq(ynode.Map(
-				"from", ynode.Seq(ynode.Map("podSelector", ynode.Map("matchLabels", ynode.StringMap(labels.Job(job.Name))))))),
+				"from", ynode.Seq(ynode.Map("podSelector", ynode.Map("matchLabels", ynode.StringMap(handoff.JobLabels(job.Name))))))),
 		))
 }
 

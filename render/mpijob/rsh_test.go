@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 	networkingv1 "k8s.io/api/networking/v1"
 
-	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/render/options"
 )
@@ -23,12 +23,12 @@ func TestRshMode(t *testing.T) {
 	// The workers admit the job's own pods, and nothing else: rshd trusts
 	// whoever reaches it.
 	policy := decodeInto[networkingv1.NetworkPolicy](t, r.find("NetworkPolicy", "pi-rsh"))
-	assert.Equal(t, labels.Role("pi", labels.RoleWorker), policy.Spec.PodSelector.MatchLabels)
+	assert.Equal(t, handoff.RoleLabels("pi", handoff.RoleWorker), policy.Spec.PodSelector.MatchLabels)
 	assert.Equal(t, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}, policy.Spec.PolicyTypes)
 	require.Len(t, policy.Spec.Ingress, 1, "one rule: a rule without sources would admit every peer")
 	rule := policy.Spec.Ingress[0]
 	require.Len(t, rule.From, 1)
-	assert.Equal(t, labels.Job("pi"), rule.From[0].PodSelector.MatchLabels)
+	assert.Equal(t, handoff.JobLabels("pi"), rule.From[0].PodSelector.MatchLabels)
 	assert.Nil(t, rule.From[0].NamespaceSelector, "the policy's own namespace")
 	assert.Nil(t, rule.From[0].IPBlock)
 	assert.Empty(t, rule.Ports, "MPI's processes talk on ports of their choosing")

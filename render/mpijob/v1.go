@@ -7,7 +7,7 @@ import (
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/schemas"
@@ -57,9 +57,9 @@ func fromV1(v *schemas.Validated, opts options.Options) (*Job, error) {
 // MPIJob's pods besides the job's name: the replica type, and the master
 // role for the launcher, which its job-role says.
 func trainingOperatorLabels(role string) map[string]string {
-	l := map[string]string{labels.ReplicaType: role}
-	if role == labels.RoleLauncher {
-		l[labels.JobRole] = labels.RoleMaster
+	l := map[string]string{handoff.ReplicaTypeLabel: role}
+	if role == handoff.RoleLauncher {
+		l[handoff.JobRoleLabel] = handoff.RoleMaster
 	}
 	return l
 }

@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/result"
@@ -117,7 +116,7 @@ func fromV1alpha1(v *schemas.Validated, opts options.Options) (*Job, []result.Wa
 			ActiveDeadlineSeconds: spec.ActiveDeadlineSeconds,
 		},
 		Options:            opts,
-		PodLabels:          func(role string) map[string]string { return labels.MPIv1alpha(owner.Name, role) },
+		PodLabels:          func(role string) map[string]string { return v1alphaPodLabels(owner.Name, role) },
 		WorkersPath:        field.NewPath("spec", sizedBy(spec)),
 		CleanPodPolicyPath: field.NewPath("spec"),
 		DeadlinePath:       field.NewPath("spec", "activeDeadlineSeconds"),

@@ -7,7 +7,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/render/workload"
@@ -85,7 +84,7 @@ func fromV1alpha2(v *schemas.Validated, opts options.Options) (*Job, []result.Wa
 		return nil, nil, err
 	}
 	job.MainContainer = spec.MainContainer
-	job.PodLabels = func(role string) map[string]string { return labels.MPIv1alpha(job.Name, role) }
+	job.PodLabels = func(role string) map[string]string { return v1alphaPodLabels(job.Name, role) }
 	job.CleanPodPolicyPath = field.NewPath("spec", "cleanPodPolicy")
 	job.DeadlinePath = field.NewPath("spec", "activeDeadlineSeconds")
 	return job, warnings, nil
@@ -109,4 +108,18 @@ func v1alpha2RestartPolicy(role string, written *string) (string, []result.Warni
 	}
 	return restart, []result.Warning{{Field: field.NewPath("spec", "mpiReplicaSpecs", role, "restartPolicy"),
 		Message: fmt.Sprintf("replaced by %s, as mpi-operator v1alpha2 replaced it: %s", restart, why)}}
+}
+
+// mpi-operator's labels of the pods of kubeflow.org/v1alpha1 and v1alpha2
+// MPIJobs: the group, the job's name and the pod's role.
+const (
+	mpiGroupNameLabel = "group_name"
+	mpiJobNameLabel   = "mpi_job_name"
+	mpiRoleTypeLabel  = "mpi_role_type"
+)
+
+// v1alphaPodLabels are what mpi-operator's v1alpha1 and v1alpha2
+// controllers labelled the pods of one role of a job with.
+func v1alphaPodLabels(job, role string) map[string]string {
+	return map[string]string{mpiGroupNameLabel: "kubeflow.org", mpiJobNameLabel: job, mpiRoleTypeLabel: role}
 }

@@ -3,7 +3,7 @@ package mpijob
 import (
 	"fmt"
 
-	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/result"
@@ -46,8 +46,8 @@ func fromV2beta1(v *schemas.Validated, opts options.Options) (*Job, error) {
 		// mpi-operator labels it; its workers' indexes then start at 1,
 		// which their Indexed Job's completion index cannot say.
 		job.PodLabels = func(role string) map[string]string {
-			if role == labels.RoleLauncher {
-				return map[string]string{labels.ReplicaIndex: "0"}
+			if role == handoff.RoleLauncher {
+				return map[string]string{handoff.ReplicaIndexLabel: "0"}
 			}
 			return nil
 		}

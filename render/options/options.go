@@ -5,9 +5,7 @@
 package options
 
 import (
-	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -57,10 +55,6 @@ const (
 // known are the annotations a job may carry.
 var known = []string{ElasticWorkersAnnotation, GangSchedulerAnnotation, LaunchModeAnnotation}
 
-// MaxWorkers is the most workers a job has: an Indexed Job's limit on
-// indexes, which every kind keeps to whatever runs its workers.
-const MaxWorkers = 100000
-
 // AnnotationPrefix marks trainfn's own annotations, which configure the
 // render and are not passed on to what it renders.
 const AnnotationPrefix = "trainfn.dev/"
@@ -77,29 +71,7 @@ type Options struct {
 	DI   DI   `json:"di"`
 	// ElasticWorkers is nil for a job whose worker count is the rendered
 	// one; it is set by the job's annotation alone.
-	ElasticWorkers *Bounds `json:"-"`
-}
-
-// Bounds are the fewest and the most workers an elastic job runs with.
-type Bounds struct {
-	Min, Max int32
-}
-
-// String is the annotation's form of the bounds, MIN:MAX.
-func (b Bounds) String() string { return fmt.Sprintf("%d:%d", b.Min, b.Max) }
-
-// ParseBounds reads MIN:MAX, 1 <= MIN <= MAX <= MaxWorkers.
-func ParseBounds(s string) (Bounds, error) {
-	lo, hi, ok := strings.Cut(s, ":")
-	low, err1 := strconv.ParseInt(lo, 10, 32)
-	high, err2 := strconv.ParseInt(hi, 10, 32)
-	if !ok || err1 != nil || err2 != nil {
-		return Bounds{}, fmt.Errorf("must be MIN:MAX, two worker counts such as 2:8")
-	}
-	if low < 1 || low > high || high > MaxWorkers {
-		return Bounds{}, fmt.Errorf("must satisfy 1 <= MIN <= MAX <= %d", MaxWorkers)
-	}
-	return Bounds{Min: int32(low), Max: int32(high)}, nil
+	ElasticWorkers *handoff.Bounds `json:"-"`
 }
 
 // MPI are the choices for MPIJobs.
@@ -165,7 +137,7 @@ func (o Options) ForJob(annotations map[string]string) (Options, field.ErrorList
 		}
 	}
 	if v, ok := annotations[ElasticWorkersAnnotation]; ok {
-		if b, err := ParseBounds(v); err != nil {
+		if b, err := handoff.ParseBounds(v); err != nil {
 			errs = append(errs, field.Invalid(at.Key(ElasticWorkersAnnotation), v, err.Error()))
 		} else {
 			o.ElasticWorkers = &b

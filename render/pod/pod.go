@@ -72,13 +72,13 @@ func (t *Template) AddAnnotations(annotations map[string]string, override bool) 
 }
 
 func (t *Template) addMetadata(name string, values map[string]string, override bool) {
-	meta := lookup(t.node, "metadata")
+	meta := ynode.Get(t.node, "metadata")
 	if meta == nil || meta.Kind != yaml.MappingNode {
 		// Metadata reads first in a template, as users write it.
 		meta = &yaml.Node{Kind: yaml.MappingNode}
 		t.node.Content = append([]*yaml.Node{ynode.String("metadata"), meta}, t.node.Content...)
 	}
-	target := ensureMap(meta, name)
+	target := ynode.EnsureMap(meta, name)
 	if !override {
 		values = maps.Clone(values)
 		for i := 0; i+1 < len(target.Content); i += 2 {
@@ -86,21 +86,21 @@ func (t *Template) addMetadata(name string, values map[string]string, override b
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(values)) {
-		setField(target, k, ynode.String(values[k]))
+		ynode.Set(target, k, ynode.String(values[k]))
 	}
 }
 
 // Set sets a field of the pod spec and returns the value it replaced, if any.
 func (t *Template) Set(name string, value *yaml.Node) (replaced *yaml.Node) {
-	replaced = lookup(t.spec(), name)
-	setField(t.spec(), name, value)
+	replaced = ynode.Get(t.spec(), name)
+	ynode.Set(t.spec(), name, value)
 	return replaced
 }
 
 // SetDefault sets a field of the pod spec the template leaves unset.
 func (t *Template) SetDefault(name string, value *yaml.Node) {
-	if lookup(t.spec(), name) == nil {
-		setField(t.spec(), name, value)
+	if ynode.Get(t.spec(), name) == nil {
+		ynode.Set(t.spec(), name, value)
 	}
 }
 
@@ -120,19 +120,19 @@ func (t *Template) Remove(name string) *yaml.Node {
 // Bool reads a boolean field of the pod spec, however YAML spells it.
 func (t *Template) Bool(name string) bool {
 	var b bool
-	n := lookup(t.spec(), name)
+	n := ynode.Get(t.spec(), name)
 	return n != nil && n.Decode(&b) == nil && b
 }
 
 // Main is the pod's first container, the one the job's work runs in.
 func (t *Template) Main() *Container {
-	containers := lookup(t.spec(), "containers")
+	containers := ynode.Get(t.spec(), "containers")
 	return &Container{node: containers.Content[0], path: t.Path("containers").Index(0)}
 }
 
 // Containers are the pod's containers, init containers aside.
 func (t *Template) Containers() []*Container {
-	containers := lookup(t.spec(), "containers")
+	containers := ynode.Get(t.spec(), "containers")
 	if containers == nil {
 		return nil
 	}
@@ -161,8 +161,8 @@ func (t *Template) AddVolume(volume *yaml.Node) *field.Error {
 // AddInitContainer appends an init container, to run after the template's
 // own, unless a container of the pod already has its name.
 func (t *Template) AddInitContainer(c *yaml.Node) *field.Error {
-	name := lookup(c, "name").Value
-	if i := indexOfName(lookup(t.spec(), "containers"), name); i >= 0 {
+	name := ynode.Get(c, "name").Value
+	if i := indexOfName(ynode.Get(t.spec(), "containers"), name); i >= 0 {
 		return duplicate(t.Path("containers").Index(i).Child("name"), name, "trainfn adds an init container of this name")
 	}
 	return t.appendNamed("initContainers", c, "an init container")
@@ -172,24 +172,24 @@ func (t *Template) AddInitContainer(c *yaml.Node) *field.Error {
 // template says: its securityContext, else the pod's; ok is false when
 // neither says and only the image knows.
 func (t *Template) RunsAsRoot() (root, ok bool) {
-	for _, sc := range []*yaml.Node{lookup(t.Main().node, "securityContext"), lookup(t.spec(), "securityContext")} {
+	for _, sc := range []*yaml.Node{ynode.Get(t.Main().node, "securityContext"), ynode.Get(t.spec(), "securityContext")} {
 		var user int64
-		if n := lookup(sc, "runAsUser"); n != nil && n.Decode(&user) == nil {
+		if n := ynode.Get(sc, "runAsUser"); n != nil && n.Decode(&user) == nil {
 			return user == 0, true
 		}
 		var nonRoot bool
-		if n := lookup(sc, "runAsNonRoot"); n != nil && n.Decode(&nonRoot) == nil && nonRoot {
+		if n := ynode.Get(sc, "runAsNonRoot"); n != nil && n.Decode(&nonRoot) == nil && nonRoot {
 			return false, true
 		}
 	}
 	return false, false
 }
 
-func (t *Template) spec() *yaml.Node { return ensureMap(t.node, "spec") }
+func (t *Template) spec() *yaml.Node { return ynode.EnsureMap(t.node, "spec") }
 
 func (t *Template) appendNamed(list string, item *yaml.Node, what string) *field.Error {
-	seq := ensureSeq(t.spec(), list)
-	name := lookup(item, "name").Value
+	seq := ynode.EnsureSeq(t.spec(), list)
+	name := ynode.Get(item, "name").Value
 	if i := indexOfName(seq, name); i >= 0 {
 		return duplicate(t.Path(list).Index(i).Child("name"), name, "trainfn adds "+what+" of this name")
 	}
@@ -211,15 +211,15 @@ func ContainerOf(node *yaml.Node) *Container { return &Container{node: node} }
 func (c *Container) Path() *field.Path { return c.path }
 
 // Get returns a field of the container, or nil.
-func (c *Container) Get(name string) *yaml.Node { return lookup(c.node, name) }
+func (c *Container) Get(name string) *yaml.Node { return ynode.Get(c.node, name) }
 
 // Set sets a field of the container.
-func (c *Container) Set(name string, value *yaml.Node) { setField(c.node, name, value) }
+func (c *Container) Set(name string, value *yaml.Node) { ynode.Set(c.node, name, value) }
 
 // AddEnv appends a variable the container does not set itself: a value the
 // user wrote wins over trainfn's.
 func (c *Container) AddEnv(name, value string) {
-	env := ensureSeq(c.node, "env")
+	env := ynode.EnsureSeq(c.node, "env")
 	if indexOfName(env, name) < 0 {
 		env.Content = append(env.Content, ynode.Map("name", name, "value", value))
 	}
@@ -228,7 +228,7 @@ func (c *Container) AddEnv(name, value string) {
 // AddEnvFrom appends a variable read from the pod (valueFrom), unless the
 // container sets it itself.
 func (c *Container) AddEnvFrom(name string, valueFrom *yaml.Node) {
-	env := ensureSeq(c.node, "env")
+	env := ynode.EnsureSeq(c.node, "env")
 	if indexOfName(env, name) < 0 {
 		env.Content = append(env.Content, ynode.Map("name", name, "valueFrom", valueFrom))
 	}
@@ -239,7 +239,7 @@ func (c *Container) Port(name string) (int32, bool) {
 	ports := c.Get("ports")
 	if i := indexOfName(ports, name); i >= 0 {
 		var port int32
-		if n := lookup(ports.Content[i], "containerPort"); n != nil && n.Decode(&port) == nil {
+		if n := ynode.Get(ports.Content[i], "containerPort"); n != nil && n.Decode(&port) == nil {
 			return port, true
 		}
 	}
@@ -250,7 +250,7 @@ func (c *Container) Port(name string) (int32, bool) {
 // already declares one of that name.
 func (c *Container) SetDefaultPort(name string, port int32) {
 	if _, ok := c.Port(name); !ok {
-		ports := ensureSeq(c.node, "ports")
+		ports := ynode.EnsureSeq(c.node, "ports")
 		ports.Content = append(ports.Content, ynode.Map("name", name, "containerPort", port))
 	}
 }
@@ -258,9 +258,9 @@ func (c *Container) SetDefaultPort(name string, port int32) {
 // AddVolumeMount mounts a volume, unless the container already mounts
 // something at that path.
 func (c *Container) AddVolumeMount(volume, mountPath string) *field.Error {
-	mounts := ensureSeq(c.node, "volumeMounts")
+	mounts := ynode.EnsureSeq(c.node, "volumeMounts")
 	for i, m := range mounts.Content {
-		if p := lookup(m, "mountPath"); p != nil && path.Clean(p.Value) == path.Clean(mountPath) {
+		if p := ynode.Get(m, "mountPath"); p != nil && path.Clean(p.Value) == path.Clean(mountPath) {
 			return duplicate(c.path.Child("volumeMounts").Index(i).Child("mountPath"), p.Value,
 				"trainfn mounts the "+volume+" volume there")
 		}
@@ -279,47 +279,7 @@ func indexOfName(seq *yaml.Node, name string) int {
 		return -1
 	}
 	return slices.IndexFunc(seq.Content, func(item *yaml.Node) bool {
-		n := lookup(item, "name")
+		n := ynode.Get(item, "name")
 		return n != nil && n.Value == name
 	})
-}
-
-func lookup(m *yaml.Node, name string) *yaml.Node {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == name {
-			return m.Content[i+1]
-		}
-	}
-	return nil
-}
-
-func setField(m *yaml.Node, name string, value *yaml.Node) {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == name {
-			m.Content[i+1] = value
-			return
-		}
-	}
-	m.Content = append(m.Content, ynode.String(name), value)
-}
-
-func ensureMap(m *yaml.Node, name string) *yaml.Node {
-	if v := lookup(m, name); v != nil && v.Kind == yaml.MappingNode {
-		return v
-	}
-	v := &yaml.Node{Kind: yaml.MappingNode}
-	setField(m, name, v)
-	return v
-}
-
-func ensureSeq(m *yaml.Node, name string) *yaml.Node {
-	if v := lookup(m, name); v != nil && v.Kind == yaml.SequenceNode {
-		return v
-	}
-	v := &yaml.Node{Kind: yaml.SequenceNode}
-	setField(m, name, v)
-	return v
 }

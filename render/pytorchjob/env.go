@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/trainfn/trainfn/render/naming"
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/workload"
 )
 
@@ -35,7 +35,7 @@ const noRank = -1
 func (j *Job) env(p ports, rank int) []envVar {
 	env := []envVar{{"PYTHONUNBUFFERED", "0"}}
 	if j.Master != nil {
-		addr := naming.MasterHostname(j.Name)
+		addr := handoff.MasterHostname(j.Name)
 		port := strconv.Itoa(int(p.master))
 		env = append(env,
 			envVar{"MASTER_PORT", port},
@@ -121,7 +121,7 @@ func (j *Job) rendezvousHost() string {
 	if h := j.Elastic.RDZVHost; h != nil {
 		return *h
 	}
-	return naming.WorkerHostname(j.Name, 0)
+	return handoff.WorkerHostname(j.Name, 0)
 }
 
 func (j *Job) rendezvousPort(p ports) int32 {

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render/gang"
-	"github.com/trainfn/trainfn/render/options"
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/workload"
 )
 
@@ -40,7 +40,7 @@ type Job struct {
 
 	// Scaling is nil unless the worker count changes at run time, within
 	// these bounds; the workers then run as a StatefulSet.
-	Scaling *options.Bounds
+	Scaling *handoff.Bounds
 }
 
 // ElasticPolicy is spec.elasticPolicy with upstream's defaults applied.

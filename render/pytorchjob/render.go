@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"strconv"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render/gang"
 	"github.com/trainfn/trainfn/render/handoff"
-	"github.com/trainfn/trainfn/render/labels"
-	"github.com/trainfn/trainfn/render/naming"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/pod"
 	"github.com/trainfn/trainfn/render/result"
@@ -31,23 +31,23 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 	var p ports
 	if j.Master != nil {
 		var warnings []result.Warning
-		master, warnings = template(j, j.Master, labels.RoleMaster)
+		master, warnings = template(j, j.Master, handoff.RoleMaster)
 		out.Warnings = append(out.Warnings, warnings...)
 		p.master, _ = master.Container(pytorchContainer).Port(portName)
 	}
 	if j.Worker != nil {
 		var warnings []result.Warning
-		worker, warnings = template(j, j.Worker, labels.RoleWorker)
+		worker, warnings = template(j, j.Worker, handoff.RoleWorker)
 		out.Warnings = append(out.Warnings, warnings...)
 		p.worker, _ = worker.Container(pytorchContainer).Port(portName)
 	}
 
 	out.Objects = append(out.Objects, j.services()...)
 	if master != nil {
-		out.Warnings = append(out.Warnings, dropHostname(master, "the Indexed Job names the master's host "+naming.MasterHostname(j.Name))...)
-		master.AddLabels(map[string]string{labels.ReplicaIndex: "0"}, true)
+		out.Warnings = append(out.Warnings, dropHostname(master, "the Indexed Job names the master's host "+handoff.MasterHostname(j.Name))...)
+		master.AddLabels(map[string]string{handoff.ReplicaIndexLabel: "0"}, true)
 		setEnv(master, j.env(p, 0))
-		m := j.Object("batch/v1", "Job", naming.Master(j.Name), labels.Role(j.Name, labels.RoleMaster),
+		m := j.Object("batch/v1", "Job", handoff.MasterName(j.Name), handoff.RoleLabels(j.Name, handoff.RoleMaster),
 			"spec", jobSpec(j, j.Master, append(indexed(1), "template", master.Node())...))
 		out.Objects = append(out.Objects, m)
 		g.Members = append(g.Members, gang.Member{Workload: m, Template: master, Pods: 1})
@@ -55,7 +55,7 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 	if worker == nil {
 		return out, g, nil
 	}
-	out.Warnings = append(out.Warnings, dropHostname(worker, "worker i's host is "+naming.Workers(j.Name)+"-<i>")...)
+	out.Warnings = append(out.Warnings, dropHostname(worker, "worker i's host is "+handoff.WorkersName(j.Name)+"-<i>")...)
 	if host, name := j.waitsFor(); host != "" {
 		if err := worker.AddInitContainer(waitFor(name, host, worker.Container(pytorchContainer))); err != nil {
 			return result.Output{}, gang.Gang{}, field.ErrorList{err}
@@ -64,10 +64,10 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 	if j.ranksPerWorker() {
 		for i := range int(j.Worker.Replicas) {
 			t := worker.Copy()
-			t.Set("hostname", ynode.String(naming.WorkerHostname(j.Name, i)))
-			t.AddLabels(map[string]string{labels.ReplicaIndex: strconv.Itoa(i)}, true)
+			t.Set("hostname", ynode.String(handoff.WorkerHostname(j.Name, i)))
+			t.AddLabels(map[string]string{handoff.ReplicaIndexLabel: strconv.Itoa(i)}, true)
 			setEnv(t, j.env(p, i+1))
-			workers := j.Object("batch/v1", "Job", naming.WorkerHostname(j.Name, i), labels.Role(j.Name, labels.RoleWorker),
+			workers := j.Object("batch/v1", "Job", handoff.WorkerHostname(j.Name, i), handoff.RoleLabels(j.Name, handoff.RoleWorker),
 				"spec", jobSpec(j, j.Worker,
 					"completions", 1,
 					"parallelism", 1,
@@ -79,7 +79,7 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 		}
 	} else if j.scaledAtRunTime() {
 		setEnv(worker, j.env(p, noRank))
-		workers := j.StatefulSet(naming.Workers(j.Name), labels.RoleWorker, nil, worker)
+		workers := j.StatefulSet(handoff.WorkersName(j.Name), handoff.RoleWorker, nil, worker)
 		j.handOff(workers)
 		out.Objects = append(out.Objects, workers)
 		g.Members = append(g.Members, gang.Member{Workload: workers, Template: worker, Pods: j.Worker.Replicas})
@@ -96,7 +96,7 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 			// index scaled away, or never started, does not hold the Job.
 			fields = append(fields, "successPolicy", ynode.Map("rules", ynode.Seq(ynode.Map("succeededCount", 1))))
 		}
-		workers := j.Object("batch/v1", "Job", naming.Workers(j.Name), labels.Role(j.Name, labels.RoleWorker),
+		workers := j.Object("batch/v1", "Job", handoff.WorkersName(j.Name), handoff.RoleLabels(j.Name, handoff.RoleWorker),
 			"spec", jobSpec(j, j.Worker, append(fields, "template", worker.Node())...))
 		j.handOff(workers)
 		out.Objects = append(out.Objects, workers)
@@ -113,7 +113,7 @@ func (j *Job) handOff(workers *yaml.RNode) {
 	a := map[string]string{handoff.CleanPodPolicy: j.RunPolicy.CleanPodPolicy}
 	switch {
 	case j.Master != nil:
-		a[handoff.EndsWith] = handoff.EndsWithJob(naming.Master(j.Name))
+		a[handoff.EndsWith] = handoff.EndsWithJob(handoff.MasterName(j.Name))
 	case j.scaledAtRunTime():
 		a[handoff.EndsWith] = handoff.EndsWithContainer(pytorchContainer)
 	}
@@ -131,9 +131,9 @@ func (j *Job) autoscaler() *yaml.RNode {
 	if j.Elastic.Metrics == nil {
 		return nil
 	}
-	return j.Object("autoscaling/v2", "HorizontalPodAutoscaler", naming.Workers(j.Name), labels.Role(j.Name, labels.RoleWorker),
+	return j.Object("autoscaling/v2", "HorizontalPodAutoscaler", handoff.WorkersName(j.Name), handoff.RoleLabels(j.Name, handoff.RoleWorker),
 		"spec", ynode.Map(
-			"scaleTargetRef", ynode.Map("apiVersion", "apps/v1", "kind", "StatefulSet", "name", naming.Workers(j.Name)),
+			"scaleTargetRef", ynode.Map("apiVersion", "apps/v1", "kind", "StatefulSet", "name", handoff.WorkersName(j.Name)),
 			"minReplicas", j.Scaling.Min,
 			"maxReplicas", j.Scaling.Max,
 			"metrics", yaml.CopyYNode(j.Elastic.Metrics)))
@@ -176,18 +176,18 @@ func (j *Job) Check() field.ErrorList {
 // rendezvous endpoint. Those two are the pods' hostnames, which torchrun and
 // scripts compare addresses with, and resolve in any namespace.
 func (j *Job) services() []*yaml.RNode {
-	services := []*yaml.RNode{j.HeadlessService(naming.Service(j.Name), labels.Job(j.Name))}
+	services := []*yaml.RNode{j.HeadlessService(handoff.ServiceName(j.Name), handoff.JobLabels(j.Name))}
 	if j.Master != nil {
-		services = append(services, j.HeadlessService(naming.MasterHostname(j.Name), labels.Role(j.Name, labels.RoleMaster)))
+		services = append(services, j.HeadlessService(handoff.MasterHostname(j.Name), handoff.RoleLabels(j.Name, handoff.RoleMaster)))
 	}
 	if j.Elastic != nil && j.Elastic.RDZVHost == nil {
-		selector := labels.Role(j.Name, labels.RoleWorker)
+		selector := handoff.RoleLabels(j.Name, handoff.RoleWorker)
 		if j.scaledAtRunTime() {
-			selector[labels.StatefulSetPodName] = naming.WorkerHostname(j.Name, 0)
+			selector[appsv1.StatefulSetPodNameLabel] = handoff.WorkerHostname(j.Name, 0)
 		} else {
-			selector[labels.CompletionIndex] = "0"
+			selector[batchv1.JobCompletionIndexAnnotation] = "0"
 		}
-		services = append(services, j.HeadlessService(naming.WorkerHostname(j.Name, 0), selector))
+		services = append(services, j.HeadlessService(handoff.WorkerHostname(j.Name, 0), selector))
 	}
 	return services
 }
@@ -208,7 +208,7 @@ func indexed(n int32) []any {
 // and the pytorch container's port.
 func template(job *Job, r *workload.Replica, role string) (*pod.Template, []result.Warning) {
 	restart := r.RestartPolicy
-	if role == labels.RoleWorker && job.scaledAtRunTime() {
+	if role == handoff.RoleWorker && job.scaledAtRunTime() {
 		// A StatefulSet restarts its pods, whatever the replica says.
 		restart = "Always"
 	} else if restart == "ExitCode" {
@@ -219,7 +219,7 @@ func template(job *Job, r *workload.Replica, role string) (*pod.Template, []resu
 	t, warnings := job.PodTemplate(r.Template, r.Path, role, restart)
 	// training-operator's replica type; its job-role is master on the
 	// master alone, as here.
-	t.AddLabels(map[string]string{labels.ReplicaType: role}, true)
+	t.AddLabels(map[string]string{handoff.ReplicaTypeLabel: role}, true)
 	t.Container(pytorchContainer).SetDefaultPort(portName, defaultPort)
 	return t, warnings
 }
@@ -254,7 +254,7 @@ func exitCodePolicy() *yaml.Node {
 func (j *Job) waitsFor() (host, container string) {
 	switch {
 	case j.Master != nil:
-		return naming.MasterHostname(j.Name), "wait-for-master"
+		return handoff.MasterHostname(j.Name), "wait-for-master"
 	case j.Elastic != nil:
 		return j.rendezvousHost(), "wait-for-rendezvous"
 	}

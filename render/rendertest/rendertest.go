@@ -1,6 +1,7 @@
 // Package rendertest holds what every renderer promises, whatever document
 // its schema accepts, as a fuzz target each renderer package runs: the
-// renderers differ, their contract does not.
+// renderers differ, their contract does not. The golden cases, which run
+// through the front end, are functionstest's.
 package rendertest
 
 import (

@@ -13,8 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/trainfn/trainfn/render/labels"
-	"github.com/trainfn/trainfn/render/naming"
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/pod"
 	"github.com/trainfn/trainfn/render/result"
@@ -54,7 +53,7 @@ func (o Owner) Object(apiVersion, kind, name string, own map[string]string, spec
 // HeadlessService is a Service without a cluster IP whose DNS records name
 // the selected pods.
 func (o Owner) HeadlessService(name string, selector map[string]string) *yaml.RNode {
-	return o.Object("v1", "Service", name, labels.Job(o.Name),
+	return o.Object("v1", "Service", name, handoff.JobLabels(o.Name),
 		"spec", ynode.Map("clusterIP", "None", "selector", ynode.StringMap(selector)))
 }
 
@@ -63,10 +62,10 @@ func (o Owner) HeadlessService(name string, selector map[string]string) *yaml.RN
 func (o Owner) PodTemplate(template *yaml.RNode, path *field.Path, role, restartPolicy string) (*pod.Template, []result.Warning) {
 	t := pod.NewTemplate(template, path)
 	t.AddLabels(o.Labels, false)
-	t.AddLabels(labels.Role(o.Name, role), true)
+	t.AddLabels(handoff.RoleLabels(o.Name, role), true)
 	var warnings []result.Warning
 	warnings = append(warnings, Overridden(t, "restartPolicy", restartPolicy, "the replica's restartPolicy applies")...)
-	warnings = append(warnings, Overridden(t, "subdomain", naming.Service(o.Name), "the job's Service names its pods")...)
+	warnings = append(warnings, Overridden(t, "subdomain", handoff.ServiceName(o.Name), "the job's Service names its pods")...)
 	if t.Bool("hostNetwork") {
 		// Otherwise a host-network pod resolves with the node's DNS, which
 		// knows no Service.
@@ -90,12 +89,12 @@ func Overridden(t *pod.Template, name, value, why string) []result.Warning {
 // replicas leave the count to run time: to whoever scales the StatefulSet,
 // so that re-applying the rendered output never resets it.
 func (o Owner) StatefulSet(name, role string, replicas *int32, t *pod.Template) *yaml.RNode {
-	selector := labels.Role(o.Name, role)
+	selector := handoff.RoleLabels(o.Name, role)
 	return o.Object("apps/v1", "StatefulSet", name, selector,
 		"spec", ynode.Map(
 			"replicas", replicas,
 			"podManagementPolicy", "Parallel",
-			"serviceName", naming.Service(o.Name),
+			"serviceName", handoff.ServiceName(o.Name),
 			"selector", ynode.Map("matchLabels", ynode.StringMap(selector)),
 			"template", t.Node()))
 }

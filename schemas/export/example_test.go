@@ -7,14 +7,16 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/trainfn/trainfn/render"
 	"github.com/trainfn/trainfn/schemas/export"
 )
 
 // A kind's JSON Schema carries the CUE schema's types, enums, defaults and
 // doc comments.
 func ExampleSet_JSONSchema() {
-	kinds, _ := export.LookupKind("kubeflow.org/v2beta1/MPIJob")
-	set, _ := export.Build(kinds...)
+	catalog := export.NewCatalog(render.Kinds())
+	kinds, _ := catalog.LookupKind("kubeflow.org/v2beta1/MPIJob")
+	set, _ := catalog.Build(kinds...)
 	b, _ := set.JSONSchema(kinds[0])
 	var doc struct {
 		Schema string `json:"$schema"`
@@ -37,9 +39,10 @@ func ExampleSet_JSONSchema() {
 
 // Every kind's schema, laid out where kubeconform looks for it.
 func ExampleSet_WriteKubeconform() {
+	catalog := export.NewCatalog(render.Kinds())
 	dir, _ := os.MkdirTemp("", "schemas-")
 	defer func() { _ = os.RemoveAll(dir) }()
-	set, _ := export.Build()
+	set, _ := catalog.Build()
 	written, _ := set.WriteKubeconform(dir)
 	for _, path := range written {
 		rel, _ := filepath.Rel(dir, path)
@@ -58,12 +61,13 @@ func ExampleSet_WriteKubeconform() {
 }
 
 // A bare kind names every version of it.
-func ExampleLookupKind() {
-	kinds, _ := export.LookupKind("mpijob")
+func ExampleCatalog_LookupKind() {
+	catalog := export.NewCatalog(render.Kinds())
+	kinds, _ := catalog.LookupKind("mpijob")
 	for _, k := range kinds {
 		fmt.Println(export.KindName(k), export.SchemaName(k))
 	}
-	_, err := export.LookupKind("TFJob")
+	_, err := catalog.LookupKind("TFJob")
 	fmt.Println(err)
 	// Output:
 	// kubeflow.org/v1/MPIJob org.kubeflow.v1.MPIJob

@@ -40,10 +40,11 @@ type Set struct {
 	defs  map[string]*Schema
 }
 
-// Build converts the schemas of the kinds given, or of every kind.
-func Build(kinds ...schemas.Kind) (*Set, error) {
+// Build converts the schemas of the kinds given, or of every kind of the
+// catalog.
+func (cat Catalog) Build(kinds ...schemas.Kind) (*Set, error) {
 	if len(kinds) == 0 {
-		kinds = allKinds()
+		kinds = cat.kinds()
 	}
 	kinds = slices.Clone(kinds)
 	SortKinds(kinds)
@@ -51,7 +52,7 @@ func Build(kinds ...schemas.Kind) (*Set, error) {
 	c := newConverter()
 	set := &Set{kinds: kinds, roots: map[schemas.Kind]*Schema{}}
 	for _, k := range kinds {
-		at, err := schemaOf(k)
+		at, err := cat.schemaOf(k)
 		if err != nil {
 			return nil, err
 		}

@@ -15,10 +15,10 @@ import (
 // schemaOf is a kind's JSON Schema, decoded.
 func schemaOf(t *testing.T, name string) map[string]any {
 	t.Helper()
-	kinds, err := export.LookupKind(name)
+	kinds, err := catalog.LookupKind(name)
 	require.NoError(t, err)
 	require.Len(t, kinds, 1)
-	set, err := export.Build(kinds...)
+	set, err := catalog.Build(kinds...)
 	require.NoError(t, err)
 	b, err := set.JSONSchema(kinds[0])
 	require.NoError(t, err)
@@ -173,7 +173,7 @@ func TestRulesAcrossFieldsAreLeftOut(t *testing.T) {
 }
 
 func TestNoSchemaIsEmptyOrImpossible(t *testing.T) {
-	set, err := export.Build()
+	set, err := catalog.Build()
 	require.NoError(t, err)
 	for _, k := range set.Kinds() {
 		b, err := set.JSONSchema(k)
@@ -189,7 +189,7 @@ func TestNoSchemaIsEmptyOrImpossible(t *testing.T) {
 }
 
 func TestOpenAPIIsOpenAPI30(t *testing.T) {
-	set, err := export.Build()
+	set, err := catalog.Build()
 	require.NoError(t, err)
 	b, err := set.OpenAPI("v9.9.9")
 	require.NoError(t, err)
@@ -227,7 +227,7 @@ func TestOpenAPIIsOpenAPI30(t *testing.T) {
 
 func TestOutputIsDeterministic(t *testing.T) {
 	render := func() (string, string) {
-		set, err := export.Build()
+		set, err := catalog.Build()
 		require.NoError(t, err)
 		js, err := set.JSONSchema(schemas.Kind{APIVersion: "diengine.opendilab.org/v2alpha1", Kind: "DIJob"})
 		require.NoError(t, err)
@@ -242,7 +242,7 @@ func TestOutputIsDeterministic(t *testing.T) {
 }
 
 func TestInlineLeavesNoRef(t *testing.T) {
-	set, err := export.Build(schemas.FunctionConfig)
+	set, err := catalog.Build(schemas.FunctionConfig)
 	require.NoError(t, err)
 	root, err := set.Root(schemas.FunctionConfig)
 	require.NoError(t, err)

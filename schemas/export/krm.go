@@ -45,9 +45,10 @@ const (
 // and version, the OpenAPI v3 schema of that config, and how to run it, as
 // the container image or the trainfn executable. The fields are those of
 // kustomize's framework.KRMFunctionDefinition, which reads it. The schema
-// is inlined: a definition has no place for shared definitions.
-func KRMFunctionDefinition(image string) ([]byte, error) {
-	set, err := Build(schemas.FunctionConfig)
+// is inlined: a definition has no place for shared definitions. Its
+// description names the catalog's kinds as those it expands.
+func (c Catalog) KRMFunctionDefinition(image string) ([]byte, error) {
+	set, err := c.Build(schemas.FunctionConfig)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +71,7 @@ func KRMFunctionDefinition(image string) ([]byte, error) {
 		{"spec", object{
 			{"group", group},
 			{"names", object{{"kind", schemas.FunctionConfig.Kind}}},
-			{"description", "Expands training job specs (MPIJob, PyTorchJob, DIJob), validated against their CUE schemas, " +
+			{"description", "Expands training job specs (" + strings.Join(c.jobKindNames(), ", ") + "), validated against their CUE schemas, " +
 				"into plain Kubernetes objects. Its config, " + schemas.FunctionConfig.Kind + ", sets how jobs render where their specs leave it open."},
 			{"publisher", "trainfn"},
 			{"home", home},

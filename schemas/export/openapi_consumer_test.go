@@ -14,7 +14,6 @@ import (
 	"k8s.io/kube-openapi/pkg/spec3"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
-	"github.com/trainfn/trainfn/schemas/export"
 	"github.com/trainfn/trainfn/test/testtool"
 )
 
@@ -26,7 +25,7 @@ import (
 // accepts converts to a typed object, and a misspelt or mistyped field
 // does not.
 func TestOpenAPIReadByKubernetes(t *testing.T) {
-	set, err := export.Build()
+	set, err := catalog.Build()
 	require.NoError(t, err)
 	b, err := set.OpenAPI("v9.9.9")
 	require.NoError(t, err)

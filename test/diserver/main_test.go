@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/test/cluster"
 	"github.com/trainfn/trainfn/test/testtool"
 )
@@ -55,7 +55,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "diserver:", err)
 		return 1
 	}
-	rendered := k8slabels.SelectorFromSet(k8slabels.Set{labels.OperatorName: labels.Operator})
+	rendered := k8slabels.SelectorFromSet(k8slabels.Set{handoff.OperatorNameLabel: handoff.Operator})
 	informers, err := cache.New(kube.Config, cache.Options{ByObject: map[client.Object]cache.ByObject{
 		&corev1.Pod{}: {Label: rendered}, &batchv1.Job{}: {Label: rendered}, &appsv1.StatefulSet{}: {Label: rendered},
 	}})

@@ -17,7 +17,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainfn/trainfn/render/handoff"
-	"github.com/trainfn/trainfn/render/labels"
 )
 
 // The objects a DIJob renders into, as they are once applied and once the
@@ -41,9 +40,9 @@ func (p preemptible) create(t *testing.T, ns string) *appsv1.StatefulSet {
 	if !p.starting {
 		a[handoff.ScaledFrom] = strconv.Itoa(int(p.replicas))
 	}
-	role := labels.Role(p.name, labels.RoleWorker)
+	role := handoff.RoleLabels(p.name, handoff.RoleWorker)
 	s := &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: p.name + "-worker", Labels: role, Annotations: a},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: p.name + "-worker", Labels: diLabels(p.name), Annotations: a},
 		Spec: appsv1.StatefulSetSpec{
 			Replicas:            ptr.To(p.replicas),
 			ServiceName:         p.name,
@@ -66,9 +65,9 @@ type task struct {
 
 func (k task) create(t *testing.T, ns string) *batchv1.Job {
 	t.Helper()
-	role := labels.Role(k.job, labels.RoleWorker)
+	role := handoff.RoleLabels(k.job, handoff.RoleWorker)
 	j := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: k.job + "-" + k.name, Labels: role,
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: k.job + "-" + k.name, Labels: diLabels(k.job),
 			Annotations: diAnnotations(k.generation, k.firstRank)},
 		Spec: batchv1.JobSpec{
 			CompletionMode: ptr.To(batchv1.IndexedCompletion),
@@ -79,6 +78,13 @@ func (k task) create(t *testing.T, ns string) *batchv1.Job {
 	}
 	create(t, j)
 	return j
+}
+
+// diLabels are the labels the render gives a DIJob's workloads.
+func diLabels(job string) map[string]string {
+	l := handoff.RoleLabels(job, handoff.RoleWorker)
+	l[handoff.KindLabel] = handoff.DIJobKind
+	return l
 }
 
 func diAnnotations(generation, firstRank int) map[string]string {
@@ -125,7 +131,7 @@ func get(t *testing.T, obj client.Object) {
 func podsOf(ctx context.Context, w client.Object) (map[int]corev1.Pod, int, error) {
 	var pods corev1.PodList
 	if err := live.List(ctx, &pods, client.InNamespace(w.GetNamespace()),
-		client.MatchingLabels(labels.Job(w.GetLabels()[labels.JobName]))); err != nil {
+		client.MatchingLabels(handoff.JobLabels(w.GetLabels()[handoff.JobNameLabel]))); err != nil {
 		return nil, 0, err
 	}
 	up, all := map[int]corev1.Pod{}, 0
@@ -135,9 +141,9 @@ func podsOf(ctx context.Context, w client.Object) (map[int]corev1.Pod, int, erro
 			continue
 		}
 		all++
-		index, ok := p.Labels[labels.CompletionIndex]
+		index, ok := p.Labels[batchv1.JobCompletionIndexAnnotation]
 		if !ok {
-			index = p.Labels[labels.StatefulSetPodIndex]
+			index = p.Labels[appsv1.PodIndexLabel]
 		}
 		i, err := strconv.Atoi(index)
 		if err != nil {

@@ -23,8 +23,8 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 
-	"github.com/trainfn/trainfn/reconciler/jobstatus"
-	"github.com/trainfn/trainfn/reconciler/phase"
+	jobstatus "github.com/trainfn/trainfn/status"
+	"github.com/trainfn/trainfn/status/phase"
 	"github.com/trainfn/trainfn/test/cluster"
 )
 
@@ -142,14 +142,14 @@ func TestStatus(t *testing.T) {
 	all := status("-A")
 	require.Equal(t, 0, all.code, all.stderr)
 	assert.True(t, strings.HasPrefix(all.stdout, "NAMESPACE "), all.stdout)
-	assert.True(t, hasRow(all.stdout, ns, "mnist", jobstatus.PyTorchJob, string(phase.Running)), "-A lists the job with its namespace:\n%s", all.stdout)
+	assert.True(t, hasRow(all.stdout, ns, "mnist", "PyTorchJob", string(phase.Running)), "-A lists the job with its namespace:\n%s", all.stdout)
 
 	var mnist jobstatus.Job
 	doc := status("mnist", "-n", ns, "-o", "json")
 	require.Equal(t, 0, doc.code, doc.stderr)
 	require.NoError(t, json.Unmarshal([]byte(doc.stdout), &mnist), doc.stdout)
 	assert.Equal(t, ns, mnist.Namespace)
-	assert.Equal(t, jobstatus.PyTorchJob, mnist.Kind)
+	assert.Equal(t, "PyTorchJob", mnist.Kind)
 	assert.Equal(t, phase.Running, mnist.Phase)
 	assert.Equal(t, phase.ReasonAllReady, mnist.Reason)
 	assert.Len(t, mnist.Workloads, 3, "the master's Job and a Job per worker")
@@ -160,7 +160,7 @@ func TestStatus(t *testing.T) {
 	require.Equal(t, 0, doc.code, doc.stderr)
 	require.NoError(t, yaml.Unmarshal([]byte(doc.stdout), &list), doc.stdout)
 	require.Len(t, list.Items, 4)
-	assert.Equal(t, jobstatus.DIJob, list.Items[3].Kind)
+	assert.Equal(t, "DIJob", list.Items[3].Kind)
 	assert.Len(t, list.Items[3].Workloads, 2, "a Job per task")
 	assert.Equal(t, phase.Pending, list.Items[1].Phase)
 	assert.Equal(t, phase.ReasonSuspended, list.Items[1].Reason)

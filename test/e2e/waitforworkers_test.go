@@ -23,9 +23,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/trainfn/trainfn/render/handoff"
-	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/render/mpi"
-	"github.com/trainfn/trainfn/render/naming"
 	"github.com/trainfn/trainfn/test/sshtest"
 	"github.com/trainfn/trainfn/test/testtool"
 )
@@ -171,7 +169,7 @@ func projectConfigMap(t *testing.T, ns string, pod *corev1.Pod, container *corev
 			mode = *item.Mode
 		}
 		data, ok := cm.Data[item.Key]
-		if !ok && item.Key == mpi.DiscoverHostsKey && elastic(t, ns, cm) {
+		if !ok && item.Key == handoff.DiscoverHostsKey && elastic(t, ns, cm) {
 			// The reconciler writes an elastic job's discovery script, and
 			// none runs here; test/reconcile checks what it writes.
 			continue
@@ -185,8 +183,8 @@ func projectConfigMap(t *testing.T, ns string, pod *corev1.Pod, container *corev
 // elastic tells whether the ConfigMap is an elastic job's: its workers'
 // StatefulSet carries the elastic bounds.
 func elastic(t *testing.T, ns string, cm *corev1.ConfigMap) bool {
-	job := cm.Labels[labels.JobName]
-	sts, err := kube.Client.AppsV1().StatefulSets(ns).Get(context.Background(), naming.Workers(job), metav1.GetOptions{})
+	job := cm.Labels[handoff.JobNameLabel]
+	sts, err := kube.Client.AppsV1().StatefulSets(ns).Get(context.Background(), handoff.WorkersName(job), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return false
 	}

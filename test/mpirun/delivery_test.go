@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/test/rendered"
 	"github.com/trainfn/trainfn/test/testtool"
@@ -34,7 +34,7 @@ func TestKubectlDelivery(t *testing.T) {
 
 	var launcher *rendered.Pod
 	for i := range out.Jobs {
-		if out.Jobs[i].Labels[labels.JobRole] == labels.RoleLauncher {
+		if out.Jobs[i].Labels[handoff.JobRoleLabel] == handoff.RoleLauncher {
 			launcher = rendered.Pods(&out.Jobs[i])[0]
 		}
 	}

@@ -27,7 +27,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/test/rendered"
 	"github.com/trainfn/trainfn/test/testtool"
 )
@@ -96,10 +96,10 @@ func runJob(t *testing.T, manifest, mpi string, late int, shell string) {
 	var workers []*rendered.Pod
 	for i := range out.Jobs {
 		job := &out.Jobs[i]
-		switch job.Labels[labels.JobRole] {
-		case labels.RoleLauncher:
+		switch job.Labels[handoff.JobRoleLabel] {
+		case handoff.RoleLauncher:
 			launcher = rendered.Pods(job)[0]
-		case labels.RoleWorker:
+		case handoff.RoleWorker:
 			workers = rendered.Pods(job)
 		}
 	}

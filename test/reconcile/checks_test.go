@@ -22,7 +22,6 @@ import (
 
 	"github.com/trainfn/trainfn/reconciler"
 	"github.com/trainfn/trainfn/render/handoff"
-	"github.com/trainfn/trainfn/render/labels"
 )
 
 // launcher stands for the launcher among the hosts a test expects.
@@ -50,11 +49,11 @@ func (j *job) checkDiscovery(ctx context.Context, want []int) error {
 	if err != nil {
 		return err
 	}
-	workers, err := j.pods(ctx, labels.RoleWorker)
+	workers, err := j.pods(ctx, handoff.RoleWorker)
 	if err != nil {
 		return err
 	}
-	launchers, err := j.pods(ctx, labels.RoleLauncher)
+	launchers, err := j.pods(ctx, handoff.RoleLauncher)
 	if err != nil {
 		return err
 	}

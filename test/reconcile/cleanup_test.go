@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/trainfn/trainfn/render/handoff"
-	"github.com/trainfn/trainfn/render/labels"
 )
 
 // TestCleanUp ends jobs and checks that their workers are stopped as their
@@ -25,14 +24,14 @@ func TestCleanUp(t *testing.T) {
 			ns := kube.Namespace(t)
 			j := deploy(t, ns, mpiJob{Name: "static", Workers: 2, Slots: 1, CleanPodPolicy: policy})
 			startReconciler(t, ns)
-			workers := j.waitRunning(t, labels.RoleWorker, 2)
+			workers := j.waitRunning(t, handoff.RoleWorker, 2)
 			if policy == "None" {
 				j.kept[workers[0].Name] = workers[0].UID
 			}
 			// A worker that finished before the job did: Running leaves
 			// it, All removes it.
 			finish(t, ns, workers[1].Name, 0)
-			finish(t, ns, j.waitRunning(t, labels.RoleLauncher, 1)[0].Name, 0)
+			finish(t, ns, j.waitRunning(t, handoff.RoleLauncher, 1)[0].Name, 0)
 			w := j.waitEnded(t, "Succeeded")
 			suspended := w.Spec.Suspend != nil && *w.Spec.Suspend
 			if suspended != (policy != "None") {
@@ -43,7 +42,7 @@ func TestCleanUp(t *testing.T) {
 				"All":     nil,
 				"None":    {workers[0].Name + "(Running,ready)", workers[1].Name + "(Succeeded)"},
 			}[policy]
-			j.waitPods(t, labels.RoleWorker, want...)
+			j.waitPods(t, handoff.RoleWorker, want...)
 			if policy == "Running" {
 				// GitOps syncing the job again does not start its workers
 				// again: suspend is the reconciler's field, not Git's.
@@ -63,9 +62,9 @@ func TestCleanUp(t *testing.T) {
 	t.Run("elastic Running", func(t *testing.T) {
 		t.Parallel()
 		j, _ := startElastic(t)
-		finish(t, j.ns, j.waitRunning(t, labels.RoleLauncher, 1)[0].Name, 0)
+		finish(t, j.ns, j.waitRunning(t, handoff.RoleLauncher, 1)[0].Name, 0)
 		j.waitReplicas(t, 0)
-		j.waitPods(t, labels.RoleWorker)
+		j.waitPods(t, handoff.RoleWorker)
 		if s := j.liveStatefulSet(t); s.Annotations[handoff.Ended] != "Succeeded" {
 			t.Errorf("annotation %s is %q, want Succeeded", handoff.Ended, s.Annotations[handoff.Ended])
 		}
@@ -77,13 +76,13 @@ func TestCleanUp(t *testing.T) {
 		ns := kube.Namespace(t)
 		j := deploy(t, ns, specString(elasticPyTorchJob("echo")))
 		startReconciler(t, ns)
-		workers := j.waitRunning(t, labels.RoleWorker, 2)
+		workers := j.waitRunning(t, handoff.RoleWorker, 2)
 		// torchrun's agents exit 0 once training is done, and the kubelet
 		// starts them again: the first such exit ends the job, whatever
 		// its cleanPodPolicy (None here).
 		restartedAfterSuccess(t, ns, workers[0].Name, "pytorch")
 		j.waitReplicas(t, 0)
-		j.waitPods(t, labels.RoleWorker)
+		j.waitPods(t, handoff.RoleWorker)
 		if s := j.liveStatefulSet(t); s.Annotations[handoff.Ended] != "Succeeded" {
 			t.Errorf("annotation %s is %q, want Succeeded", handoff.Ended, s.Annotations[handoff.Ended])
 		}

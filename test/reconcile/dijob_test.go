@@ -18,7 +18,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/trainfn/trainfn/render/handoff"
-	"github.com/trainfn/trainfn/render/labels"
 )
 
 // diJob is a preemptible DIJob in v1.0's shape, as DI-engine users
@@ -132,7 +131,7 @@ func (d diServer) resize(t *testing.T, n int) {
 func (j *job) waitAddresses(t *testing.T, d diServer, n int) {
 	t.Helper()
 	eventually(t, fmt.Sprintf("the DI server lists %d workers", n), func(ctx context.Context) error {
-		pods, err := j.pods(ctx, labels.RoleWorker)
+		pods, err := j.pods(ctx, handoff.RoleWorker)
 		if err != nil {
 			return err
 		}
@@ -172,7 +171,7 @@ func (j *job) checkPinned(t *testing.T, from int) {
 		t.Fatalf("annotation %s %q: %v", handoff.Allocation, s.Annotations[handoff.Allocation], err)
 	}
 	t.Logf("%s: allocated %v", j.name, allocation)
-	pods, err := j.pods(ctx, labels.RoleWorker)
+	pods, err := j.pods(ctx, handoff.RoleWorker)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +386,7 @@ func TestAllocatorRebalances(t *testing.T) {
 	for _, j := range []*job{linear, flat} {
 		l := j.liveStatefulSet(t)
 		t.Logf("%s: %d workers on %s", j.name, *l.Spec.Replicas, l.Annotations[handoff.Allocation])
-		j.waitRunning(t, labels.RoleWorker, int(*l.Spec.Replicas))
+		j.waitRunning(t, handoff.RoleWorker, int(*l.Spec.Replicas))
 		j.checkPinned(t, started[j])
 		j.checkInvariants(t)
 	}
@@ -407,7 +406,7 @@ func TestAllocatorPlacesJobsAppliedTogether(t *testing.T) {
 	}
 	startReconciler(t, ns, "--scheduling-period=1s")
 	for _, j := range jobs {
-		j.waitRunning(t, labels.RoleWorker, 2)
+		j.waitRunning(t, handoff.RoleWorker, 2)
 		j.checkPinned(t, 0)
 	}
 	checkRoom(t, "")
@@ -457,7 +456,7 @@ func TestAllocatorKeepsToTheTemplatesNodes(t *testing.T) {
 	pinned.waitReplicas(t, 2)
 	spread := deploy(t, ns, diJob{Name: "spread", Topology: "star", Min: 3, Max: 3, CPU: 32})
 	for j, n := range map[*job]int{pinned: 2, spread: 3} {
-		for _, p := range j.waitRunning(t, labels.RoleWorker, n) {
+		for _, p := range j.waitRunning(t, handoff.RoleWorker, n) {
 			if j == pinned && p.Spec.NodeName != "kwok-node-3" {
 				t.Errorf("pod %s runs on %s, not on the only node its template allows", p.Name, p.Spec.NodeName)
 			}
@@ -483,13 +482,13 @@ func TestAllocatorPlacesWorkersAddedAfterAScaleDown(t *testing.T) {
 	d := a.diServer(r)
 	a.waitAddresses(t, d, 1)
 	d.resize(t, 2)
-	a.waitRunning(t, labels.RoleWorker, 3)
+	a.waitRunning(t, handoff.RoleWorker, 3)
 	d.resize(t, -2)
-	a.waitPods(t, labels.RoleWorker, "a-worker-0(Running,ready)")
+	a.waitPods(t, handoff.RoleWorker, "a-worker-0(Running,ready)")
 	b := deploy(t, ns, diJob{Name: "b", Topology: "star", Min: 6, Max: 6, CPU: 32})
-	b.waitRunning(t, labels.RoleWorker, 6)
+	b.waitRunning(t, handoff.RoleWorker, 6)
 	d.resize(t, 1)
-	a.waitRunning(t, labels.RoleWorker, 2)
+	a.waitRunning(t, handoff.RoleWorker, 2)
 	for _, j := range []*job{a, b} {
 		j.checkPinned(t, 0)
 	}

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/trainfn/trainfn/render/handoff"
-	"github.com/trainfn/trainfn/render/labels"
 )
 
 // elasticMPIJob is the job the elastic scenarios change: it starts with 2
@@ -86,7 +85,7 @@ func TestOutOfBounds(t *testing.T) {
 	j.waitReplicas(t, 4)
 	j.waitDiscovery(t, 0, 1, 2, 3)
 	eventually(t, "only workers 0 to 3", func(ctx context.Context) error {
-		pods, err := j.pods(ctx, labels.RoleWorker)
+		pods, err := j.pods(ctx, handoff.RoleWorker)
 		if err != nil {
 			return err
 		}
@@ -165,5 +164,19 @@ func TestLauncherWorksFirst(t *testing.T) {
 	j.keep(t, 2)
 	j.scale(t, 3)
 	j.waitDiscovery(t, launcher, 0, 1, 2)
+	j.checkInvariants(t)
+}
+
+// An elastic MPIJob of no slots per worker, which mpi-operator accepts and
+// trainfn renders as it does, gets its discovery script all the same, each
+// host with the 0 slots the rendered hostfile gives it.
+func TestNoSlotsPerWorker(t *testing.T) {
+	t.Parallel()
+	ns := kube.Namespace(t)
+	spec := elasticMPIJob
+	spec.Name, spec.Slots, spec.LauncherWorks = "no-slots", 0, true
+	j := deploy(t, ns, spec)
+	startReconciler(t, ns)
+	j.waitDiscovery(t, launcher, 0, 1)
 	j.checkInvariants(t)
 }

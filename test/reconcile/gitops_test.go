@@ -8,9 +8,7 @@ import (
 	"testing"
 
 	"github.com/trainfn/trainfn/reconciler"
-	"github.com/trainfn/trainfn/render/gitops"
 	"github.com/trainfn/trainfn/render/handoff"
-	"github.com/trainfn/trainfn/render/labels"
 	"github.com/trainfn/trainfn/test/gitopssync"
 )
 
@@ -63,7 +61,7 @@ func TestGitOpsReapply(t *testing.T) {
 func TestChangedJobRunsAgain(t *testing.T) {
 	t.Parallel()
 	j, _ := startElastic(t)
-	finish(t, j.ns, j.waitRunning(t, labels.RoleLauncher, 1)[0].Name, 0)
+	finish(t, j.ns, j.waitRunning(t, handoff.RoleLauncher, 1)[0].Name, 0)
 	j.waitReplicas(t, 0)
 	first := j.liveStatefulSet(t)
 	if first.Annotations[handoff.Ended] != "Succeeded" || first.Annotations[handoff.Revision] == "" {
@@ -101,8 +99,8 @@ func TestChangedJobRunsAgain(t *testing.T) {
 	if _, ended := s.Annotations[handoff.Ended]; ended {
 		t.Errorf("the new run is marked ended: %v", s.Annotations)
 	}
-	if s.Annotations[handoff.Revision] == first.Annotations[handoff.Revision] || s.Annotations[handoff.Revision] != s.Spec.Template.Labels[gitops.DigestLabel] {
-		t.Errorf("revision %q, first run's %q, template's %q", s.Annotations[handoff.Revision], first.Annotations[handoff.Revision], s.Spec.Template.Labels[gitops.DigestLabel])
+	if s.Annotations[handoff.Revision] == first.Annotations[handoff.Revision] || s.Annotations[handoff.Revision] != s.Spec.Template.Labels[handoff.DigestLabel] {
+		t.Errorf("revision %q, first run's %q, template's %q", s.Annotations[handoff.Revision], first.Annotations[handoff.Revision], s.Spec.Template.Labels[handoff.DigestLabel])
 	}
 	j.checkInvariants(t)
 }

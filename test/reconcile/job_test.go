@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,7 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 
-	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/render/handoff"
 )
 
 // job is one rendered job, applied to a test's namespace, and what the
@@ -42,7 +43,7 @@ func deploy(t *testing.T, ns string, spec fmt.Stringer) *job {
 	}
 	var name string
 	for _, obj := range objs {
-		if n, ok := obj.GetLabels()[labels.JobName]; ok {
+		if n, ok := obj.GetLabels()[handoff.JobNameLabel]; ok {
 			name = n
 		}
 	}
@@ -62,7 +63,7 @@ func (j *job) statefulSet(ctx context.Context) (*appsv1.StatefulSet, error) {
 // pods are the job's live pods of a role.
 func (j *job) pods(ctx context.Context, role string) ([]corev1.Pod, error) {
 	list, err := kube.Client.CoreV1().Pods(j.ns).List(ctx, metav1.ListOptions{
-		LabelSelector: k8slabels.SelectorFromSet(labels.Role(j.name, role)).String(),
+		LabelSelector: k8slabels.SelectorFromSet(handoff.RoleLabels(j.name, role)).String(),
 	})
 	if err != nil {
 		return nil, err
@@ -171,7 +172,7 @@ func (j *job) waitRunning(t *testing.T, role string, n int) []corev1.Pod {
 }
 
 func podIndex(p corev1.Pod) int {
-	for _, key := range []string{labels.CompletionIndex, appsv1.PodIndexLabel} {
+	for _, key := range []string{batchv1.JobCompletionIndexAnnotation, appsv1.PodIndexLabel} {
 		if i, err := strconv.Atoi(p.Labels[key]); err == nil {
 			return i
 		}

@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/trainfn/trainfn/render/handoff"
-	"github.com/trainfn/trainfn/render/labels"
 )
 
 // TestSSHSecretGenerated: a job given no SSH Secret gets one, made in the
@@ -34,7 +33,7 @@ func TestSSHSecretGenerated(t *testing.T) {
 	if secret.Type != corev1.SecretTypeSSHAuth || secret.Immutable == nil || !*secret.Immutable {
 		t.Errorf("Secret %s is of type %s, immutable %v; want %s, immutable", secret.Name, secret.Type, secret.Immutable, corev1.SecretTypeSSHAuth)
 	}
-	for k, v := range labels.Job(j.name) {
+	for k, v := range handoff.JobLabels(j.name) {
 		if secret.Labels[k] != v {
 			t.Errorf("Secret %s: label %s is %q, want %q", secret.Name, k, secret.Labels[k], v)
 		}

@@ -22,7 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/test/netns"
 	"github.com/trainfn/trainfn/test/rendered"
 	"github.com/trainfn/trainfn/test/testtool"
@@ -46,10 +46,10 @@ func TestStaticMasterAndWorkers(t *testing.T) {
 			var workers []*rendered.Pod
 			for i := range out.Jobs {
 				job := &out.Jobs[i]
-				switch job.Labels[labels.JobRole] {
-				case labels.RoleMaster:
+				switch job.Labels[handoff.JobRoleLabel] {
+				case handoff.RoleMaster:
 					master = rendered.Pods(job)[0]
-				case labels.RoleWorker:
+				case handoff.RoleWorker:
 					workers = append(workers, rendered.Pods(job)...)
 				}
 			}

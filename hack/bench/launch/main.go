@@ -26,6 +26,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/mpi"
 )
 
@@ -100,9 +101,9 @@ func run(out io.Writer, counts []int, latency time.Duration, quick bool) error {
 }
 
 func writeHostfile(path string, n int) error {
-	hosts := make([]mpi.Host, n)
+	hosts := make([]handoff.Host, n)
 	for i := range hosts {
-		hosts[i] = mpi.Host{Name: fmt.Sprintf("bench-worker-%d.bench", i), Slots: 1}
+		hosts[i] = handoff.Host{Name: fmt.Sprintf("bench-worker-%d.bench", i), Slots: 1}
 	}
 	return os.WriteFile(path, []byte(mpi.Hostfile(mpi.OpenMPI, hosts)), 0o644)
 }

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render/gang"
-	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/render/workload"
@@ -82,8 +82,8 @@ func (j *Job) Check() field.ErrorList {
 func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 	template := yaml.NewRNode(ynode.Map("spec", ynode.Map(
 		"containers", ynode.Seq(ynode.Map("name", "sleep", "image", j.Image, "command", ynode.Seq("sleep", fmt.Sprint(j.Seconds)))))))
-	t, warnings := j.PodTemplate(template, field.NewPath("spec"), labels.RoleWorker, "Never")
-	sleepers := j.Object("batch/v1", "Job", j.Name, labels.Role(j.Name, labels.RoleWorker), "spec", ynode.Map(
+	t, warnings := j.PodTemplate(template, field.NewPath("spec"), handoff.RoleWorker, "Never")
+	sleepers := j.Object("batch/v1", "Job", j.Name, handoff.RoleLabels(j.Name, handoff.RoleWorker), "spec", ynode.Map(
 		"completionMode", "Indexed", "completions", j.Replicas, "parallelism", j.Replicas, "template", t.Node()))
 	g := gang.Gang{Owner: j.Owner, Members: []gang.Member{{Workload: sleepers, Template: t, Pods: j.Replicas}}}
 	if j.MinAvailable != nil {

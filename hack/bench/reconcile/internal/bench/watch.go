@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/trainfn/trainfn/render/mpi"
+	"github.com/trainfn/trainfn/render/handoff"
 )
 
 // scripts follows one job's discovery script as the API server serves it,
@@ -67,7 +67,7 @@ func (s *scripts) observe(obj any) {
 	if !ok {
 		return
 	}
-	v := version{at: at, hosts: hostsOf(cm.Data[mpi.DiscoverHostsKey])}
+	v := version{at: at, hosts: hostsOf(cm.Data[handoff.DiscoverHostsKey])}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seen = append(s.seen, v)

@@ -1,4 +1,4 @@
-package jobstatus_test
+package status_test
 
 import (
 	"context"
@@ -20,10 +20,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	"github.com/trainfn/trainfn/reconciler/jobstatus"
-	"github.com/trainfn/trainfn/reconciler/phase"
 	"github.com/trainfn/trainfn/render/handoff"
-	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/status"
+	"github.com/trainfn/trainfn/status/phase"
 )
 
 // created is when the cluster's first object was made; the tests' clock
@@ -50,7 +49,7 @@ func statefulSet(namespace, jobName, name, role string, n int32, minutes int, an
 func workloadMeta(namespace, jobName, name, role string, minutes int, annotations []string) metav1.ObjectMeta {
 	m := metav1.ObjectMeta{
 		Namespace: namespace, Name: name, UID: types.UID(namespace + "/" + name),
-		Labels:            labels.Role(jobName, role),
+		Labels:            handoff.RoleLabels(jobName, role),
 		CreationTimestamp: metav1.NewTime(created.Add(time.Duration(minutes) * time.Minute)),
 		Annotations:       map[string]string{},
 	}
@@ -58,6 +57,14 @@ func workloadMeta(namespace, jobName, name, role string, minutes int, annotation
 		m.Annotations[annotations[i]] = annotations[i+1]
 	}
 	return m
+}
+
+// ofKind labels workloads with the kind of the job they belong to, as the
+// render does.
+func ofKind(kind string, workloads ...client.Object) {
+	for _, w := range workloads {
+		w.GetLabels()[handoff.KindLabel] = kind
+	}
 }
 
 // pod is pod i of a workload, running, ready or not.
@@ -90,17 +97,19 @@ func pod(owner client.Object, kind string, i int, ready bool) *corev1.Pod {
 //   - in "team-a": dqn, a task-shaped DIJob just started, and leftover, a
 //     job of which only a pod is left;
 //   - in "team-b": sac too, another job of the same name.
-func cluster() jobstatus.Lister {
-	launcher := job("research", "pi", "pi-launcher", labels.RoleLauncher, 1, 10)
-	workers := job("research", "pi", "pi-worker", labels.RoleWorker, 2, 10, handoff.EndsWith, handoff.EndsWithJob("pi-launcher"))
-	sac := statefulSet("research", "sac", "sac-worker", labels.RoleWorker, 2, 0,
+func cluster() status.Lister {
+	launcher := job("research", "pi", "pi-launcher", handoff.RoleLauncher, 1, 10)
+	workers := job("research", "pi", "pi-worker", handoff.RoleWorker, 2, 10, handoff.EndsWith, handoff.EndsWithJob("pi-launcher"))
+	sac := statefulSet("research", "sac", "sac-worker", handoff.RoleWorker, 2, 0,
 		handoff.DIJobGeneration, "1", handoff.FirstRank, "0", handoff.Phase, string(phase.Running))
 	learner := job("team-a", "dqn", "dqn-learner", "learner", 1, 50, handoff.DIJobGeneration, "1", handoff.FirstRank, "0")
 	collector := job("team-a", "dqn", "dqn-collector", "collector", 2, 50, handoff.DIJobGeneration, "1", handoff.FirstRank, "1")
-	otherSac := statefulSet("team-b", "sac", "sac-worker", labels.RoleWorker, 1, 59, handoff.DIJobGeneration, "1")
-	leftover := pod(job("team-a", "leftover", "leftover-worker", labels.RoleWorker, 1, 0), "Job", 0, true)
-	notOurs := job("research", "other", "other", labels.RoleWorker, 1, 0)
-	notOurs.Labels = map[string]string{labels.JobName: "other"}
+	otherSac := statefulSet("team-b", "sac", "sac-worker", handoff.RoleWorker, 1, 59, handoff.DIJobGeneration, "1")
+	leftover := pod(job("team-a", "leftover", "leftover-worker", handoff.RoleWorker, 1, 0), "Job", 0, true)
+	notOurs := job("research", "other", "other", handoff.RoleWorker, 1, 0)
+	notOurs.Labels = map[string]string{handoff.JobNameLabel: "other"}
+	ofKind("MPIJob", launcher, workers)
+	ofKind("DIJob", sac, learner, collector, otherSac)
 
 	objs := []client.Object{launcher, workers, sac, learner, collector, otherSac, leftover, notOurs,
 		pod(launcher, "Job", 0, true), pod(workers, "Job", 0, true), pod(workers, "Job", 1, true),
@@ -143,7 +152,7 @@ type row struct {
 	Ready, Expected       int32
 }
 
-func rows(jobs []jobstatus.Job) []row {
+func rows(jobs []status.Job) []row {
 	var out []row
 	for _, j := range jobs {
 		out = append(out, row{j.Namespace, j.Name, j.Kind, j.Phase, j.Ready, j.Expected})
@@ -153,38 +162,38 @@ func rows(jobs []jobstatus.Job) []row {
 
 func TestList(t *testing.T) {
 	c := cluster()
-	all, err := jobstatus.List(context.Background(), c, "")
+	all, err := status.List(context.Background(), c, "")
 	require.NoError(t, err)
 	assert.Equal(t, []row{
-		{"research", "pi", jobstatus.MPIJob, phase.Running, 3, 3},
+		{"research", "pi", "MPIJob", phase.Running, 3, 3},
 		// Not ready and never restarted, but the recorded Running makes it
 		// a restart.
-		{"research", "sac", jobstatus.DIJob, phase.Restarting, 1, 2},
-		{"team-a", "dqn", jobstatus.DIJob, phase.Pending, 0, 3},
-		{"team-b", "sac", jobstatus.DIJob, phase.Running, 1, 1},
+		{"research", "sac", "DIJob", phase.Restarting, 1, 2},
+		{"team-a", "dqn", "DIJob", phase.Pending, 0, 3},
+		{"team-b", "sac", "DIJob", phase.Running, 1, 1},
 	}, rows(all))
 	assert.Equal(t, phase.Running, all[1].Recorded)
 	assert.Equal(t, created, all[1].Created.UTC(), "the job's age is its first workload's")
 
-	research, err := jobstatus.List(context.Background(), c, "research")
+	research, err := status.List(context.Background(), c, "research")
 	require.NoError(t, err)
 	assert.Equal(t, all[:2], research)
 
-	none, err := jobstatus.List(context.Background(), c, "elsewhere")
+	none, err := status.List(context.Background(), c, "elsewhere")
 	require.NoError(t, err)
 	assert.Empty(t, none)
 }
 
 func TestGet(t *testing.T) {
 	c := cluster()
-	got, err := jobstatus.Get(context.Background(), c, "team-b", "sac")
+	got, err := status.Get(context.Background(), c, "team-b", "sac")
 	require.NoError(t, err)
-	assert.Equal(t, row{"team-b", "sac", jobstatus.DIJob, phase.Running, 1, 1}, rows([]jobstatus.Job{got})[0])
-	assert.Equal(t, []phase.Workload{{Kind: "StatefulSet", Name: "sac-worker", Role: labels.RoleWorker, Expected: 1, Pods: 1, Ready: 1}}, got.Workloads)
+	assert.Equal(t, row{"team-b", "sac", "DIJob", phase.Running, 1, 1}, rows([]status.Job{got})[0])
+	assert.Equal(t, []phase.Workload{{Kind: "StatefulSet", Name: "sac-worker", Role: handoff.RoleWorker, Expected: 1, Pods: 1, Ready: 1}}, got.Workloads)
 
 	for _, missing := range [][2]string{{"team-b", "pi"}, {"team-a", "leftover"}, {"research", "other"}} {
-		_, err = jobstatus.Get(context.Background(), c, missing[0], missing[1])
-		var notFound *jobstatus.NotFoundError
+		_, err = status.Get(context.Background(), c, missing[0], missing[1])
+		var notFound *status.NotFoundError
 		require.True(t, errors.As(err, &notFound), "%s/%s: %v", missing[0], missing[1], err)
 		assert.Contains(t, err.Error(), `job "`+missing[1]+`" not found in namespace "`+missing[0]+`"`)
 	}
@@ -193,7 +202,7 @@ func TestGet(t *testing.T) {
 // TestListFails: an API error says what was being listed.
 func TestListFails(t *testing.T) {
 	c := lister{fake.NewClientBuilder().WithInterceptorFuncs(refuseLists()).Build()}
-	_, err := jobstatus.List(context.Background(), c, "research")
+	_, err := status.List(context.Background(), c, "research")
 	assert.ErrorContains(t, err, `listing Jobs in namespace "research": jobs.batch is forbidden`)
 }
 

@@ -1,4 +1,4 @@
-package naming
+package handoff
 
 import (
 	"strconv"
@@ -10,6 +10,6 @@ import (
 func TestWorkerHostPartsNameEveryWorker(t *testing.T) {
 	prefix, suffix := WorkerHostParts("pi")
 	for _, i := range []int{0, 7, 49999} {
-		assert.Equal(t, Host("pi", WorkerHostname("pi", i)), prefix+strconv.Itoa(i)+suffix)
+		assert.Equal(t, DNSName("pi", WorkerHostname("pi", i)), prefix+strconv.Itoa(i)+suffix)
 	}
 }

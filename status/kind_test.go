@@ -1,4 +1,4 @@
-package jobstatus_test
+package status_test
 
 import (
 	"bufio"
@@ -18,14 +18,16 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
-	"github.com/trainfn/trainfn/reconciler/jobstatus"
-	"github.com/trainfn/trainfn/reconciler/phase"
-	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/render"
+	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/status"
+	"github.com/trainfn/trainfn/status/phase"
 	"github.com/trainfn/trainfn/test/testtool"
 )
 
-// TestKindOfRenderedOutputs infers the kind of every job trainfn's golden
-// cases render, and expects the kind of the spec it was rendered from.
+// TestKindOfRenderedOutputs reads the kind of every job trainfn's golden
+// cases render, and expects the kind of the spec it was rendered from, for
+// every kind in the table.
 func TestKindOfRenderedOutputs(t *testing.T) {
 	var inputs []string
 	for _, dir := range testtool.GoldenDirs(t) {
@@ -53,19 +55,19 @@ func TestKindOfRenderedOutputs(t *testing.T) {
 			if want == "" {
 				continue // rendered from a spec this case gives no name of its own
 			}
-			assert.Equal(t, want, jobstatus.KindOf(objs), "%s: job %s", input, name)
+			assert.Equal(t, want, status.KindOf(objs), "%s: job %s", input, name)
 			checked[want]++
 		}
 	}
-	for _, kind := range []string{jobstatus.MPIJob, jobstatus.PyTorchJob, jobstatus.DIJob} {
-		assert.NotZero(t, checked[kind], "no golden case renders a %s", kind)
+	for _, kind := range render.Kinds() {
+		assert.NotZero(t, checked[kind.Kind.Kind], "no golden case renders a %s", kind.Kind)
 	}
 	t.Logf("jobs checked, by kind: %v", checked)
 }
 
 func TestKindOfUnknown(t *testing.T) {
-	assert.Equal(t, jobstatus.UnknownKind, jobstatus.KindOf(phase.Objects{
-		Jobs: []batchv1.Job{*job("ns", "j", "j-worker", labels.RoleWorker, 1, 0)},
+	assert.Equal(t, status.UnknownKind, status.KindOf(phase.Objects{
+		Jobs: []batchv1.Job{*job("ns", "j", "j-worker", handoff.RoleWorker, 1, 0)},
 	}))
 }
 
@@ -81,7 +83,7 @@ func renderedJobs(t *testing.T, path string) map[string]phase.Objects {
 			} `json:"metadata"`
 		}
 		require.NoError(t, yaml.Unmarshal(doc, &head))
-		name, ok := head.Metadata.Labels[labels.JobName]
+		name, ok := head.Metadata.Labels[handoff.JobNameLabel]
 		if !ok {
 			continue
 		}

@@ -8,9 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 
-	"github.com/trainfn/trainfn/reconciler/phase"
 	"github.com/trainfn/trainfn/render/handoff"
-	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/status/phase"
 )
 
 // want is what a case expects of Of: the phase and reason always, the
@@ -52,25 +51,25 @@ func check(t *testing.T, got phase.Summary, w want) {
 
 func TestOf(t *testing.T) {
 	// A seed-shaped DIJob: one Indexed Job of two workers.
-	di := indexedJob("j-worker", labels.RoleWorker, 2, handoff.DIJobGeneration, "1", handoff.FirstRank, "0")
+	di := indexedJob("j-worker", handoff.RoleWorker, 2, handoff.DIJobGeneration, "1", handoff.FirstRank, "0")
 	// A task-shaped DIJob: a learner and two collectors.
 	learner := indexedJob("j-learner", "learner", 1, handoff.DIJobGeneration, "1", handoff.FirstRank, "0")
 	collector := indexedJob("j-collector", "collector", 2, handoff.DIJobGeneration, "1", handoff.FirstRank, "1")
 	// A preemptible DIJob: a StatefulSet the reconciler scaled to two.
-	preemptible := statefulSet("j-worker", labels.RoleWorker, ptr.To[int32](2),
+	preemptible := statefulSet("j-worker", handoff.RoleWorker, ptr.To[int32](2),
 		handoff.DIJobGeneration, "1", handoff.ElasticWorkers, "1:4", handoff.Workers, "2", handoff.ScaledFrom, "2")
 	// An MPIJob: a launcher Job that ends the job, and a worker Job.
-	launcher := indexedJob("j-launcher", labels.RoleLauncher, 1)
-	mpiWorkers := indexedJob("j-worker", labels.RoleWorker, 2, handoff.EndsWith, handoff.EndsWithJob("j-launcher"))
+	launcher := indexedJob("j-launcher", handoff.RoleLauncher, 1)
+	mpiWorkers := indexedJob("j-worker", handoff.RoleWorker, 2, handoff.EndsWith, handoff.EndsWithJob("j-launcher"))
 	// An elastic MPIJob's workers, before and after the reconciler set
 	// their count (the API server defaulted replicas to 1).
-	elasticUnscaled := statefulSet("j-worker", labels.RoleWorker, ptr.To[int32](1),
+	elasticUnscaled := statefulSet("j-worker", handoff.RoleWorker, ptr.To[int32](1),
 		handoff.ElasticWorkers, "1:3", handoff.Workers, "2", handoff.EndsWith, handoff.EndsWithJob("j-launcher"))
 	// A PyTorchJob: a master Job that ends the job, a Job per worker.
-	master := indexedJob("j-master", labels.RoleMaster, 1)
-	worker0 := indexedJob("j-worker-0", labels.RoleWorker, 1, handoff.EndsWith, handoff.EndsWithJob("j-master"))
+	master := indexedJob("j-master", handoff.RoleMaster, 1)
+	worker0 := indexedJob("j-worker-0", handoff.RoleWorker, 1, handoff.EndsWith, handoff.EndsWithJob("j-master"))
 	// An elastic PyTorchJob: agents that end the job by exiting with 0.
-	agents := statefulSet("j-worker", labels.RoleWorker, ptr.To[int32](2),
+	agents := statefulSet("j-worker", handoff.RoleWorker, ptr.To[int32](2),
 		handoff.ElasticWorkers, "1:2", handoff.Workers, "2", handoff.ScaledFrom, "2", handoff.EndsWith, handoff.EndsWithContainer("main"))
 
 	for name, tc := range map[string]struct {
@@ -109,10 +108,10 @@ func TestOf(t *testing.T) {
 			objs: objects(jobs(launcher), sets(elasticUnscaled), jobPods(&launcher, 1, initializing), setPods(&elasticUnscaled, 1, runningReady)),
 			want: counts(1, 3, 0).is(phase.Pending, phase.ReasonWorkersNotSet).saying("1 of 2 pods")},
 		"StatefulSet without replicas": {
-			objs: objects(nil, sets(statefulSet("j-worker", labels.RoleWorker, nil))),
+			objs: objects(nil, sets(statefulSet("j-worker", handoff.RoleWorker, nil))),
 			want: counts(0, 0, 0).is(phase.Pending, phase.ReasonWorkersNotSet)},
 		"StatefulSet at zero, never ran": {
-			objs: objects(nil, sets(statefulSet("j-worker", labels.RoleWorker, ptr.To[int32](0)))),
+			objs: objects(nil, sets(statefulSet("j-worker", handoff.RoleWorker, ptr.To[int32](0)))),
 			want: counts(0, 0, 0).is(phase.Pending, phase.ReasonNoPodsExpected)},
 
 		// Starting.
@@ -182,7 +181,7 @@ func TestOf(t *testing.T) {
 			want: counts(1, 2, 0).is(phase.Restarting, phase.ReasonWasRunning).saying("Job j-worker has 1 of 2 pods")},
 		"preemptible DIJob given a third worker while it ran": {
 			prev: phase.Running,
-			objs: objects(nil, sets(statefulSet("j-worker", labels.RoleWorker, ptr.To[int32](3))), setPods(&preemptible, 2, runningReady)),
+			objs: objects(nil, sets(statefulSet("j-worker", handoff.RoleWorker, ptr.To[int32](3))), setPods(&preemptible, 2, runningReady)),
 			want: counts(2, 3, 0).is(phase.Restarting, phase.ReasonWasRunning)},
 		"still restarting": {
 			prev: phase.Restarting,
@@ -205,7 +204,7 @@ func TestOf(t *testing.T) {
 			objs: objects(jobs(with(master, condition(batchv1.JobComplete, "")), with(worker0, condition(batchv1.JobFailed, "BackoffLimitExceeded"))), nil),
 			want: counts(0, 0, 0).is(phase.Succeeded, phase.ReasonEndingJobSucceeded)},
 		"recorded by the reconciler on StatefulSet workers": {
-			objs: objects(nil, sets(statefulSet("j-worker", labels.RoleWorker, ptr.To[int32](0), handoff.Ended, "Succeeded"))),
+			objs: objects(nil, sets(statefulSet("j-worker", handoff.RoleWorker, ptr.To[int32](0), handoff.Ended, "Succeeded"))),
 			want: counts(0, 0, 0).is(phase.Succeeded, phase.ReasonEnded)},
 		"elastic PyTorch agents exited with 0": {
 			objs: objects(nil, sets(agents), pods(setPod(&agents, 0, exitedAndRestarted), setPod(&agents, 1, runningReady))),
@@ -239,10 +238,10 @@ func TestOf(t *testing.T) {
 // TestOwnership: a workload counts only the pods it controls, and not
 // those of another of the same name it replaced.
 func TestOwnership(t *testing.T) {
-	di := indexedJob("j-worker", labels.RoleWorker, 2)
+	di := indexedJob("j-worker", handoff.RoleWorker, 2)
 	before := di
 	before.UID = "uid-before"
-	other := indexedJob("j-other", labels.RoleWorker, 2)
+	other := indexedJob("j-other", handoff.RoleWorker, 2)
 	orphan := jobPod(&di, 1, runningReady)
 	orphan.OwnerReferences = nil
 	wrongGroup := jobPod(&di, 1, runningReady)
@@ -250,7 +249,7 @@ func TestOwnership(t *testing.T) {
 	got := phase.Of("", objects(jobs(di), nil,
 		pods(jobPod(&di, 0, runningReady), jobPod(&before, 1, runningReady), jobPod(&other, 1, runningReady), orphan, wrongGroup)))
 	check(t, got, counts(1, 2, 0).is(phase.Pending, phase.ReasonPodsMissing))
-	assert.Equal(t, []phase.Workload{{Kind: "Job", Name: "j-worker", Role: labels.RoleWorker, Expected: 2, Pods: 1, Ready: 1}}, got.Workloads)
+	assert.Equal(t, []phase.Workload{{Kind: "Job", Name: "j-worker", Role: handoff.RoleWorker, Expected: 2, Pods: 1, Ready: 1}}, got.Workloads)
 }
 
 // TestLifecycle walks jobs through their phases, each step's phase the
@@ -260,17 +259,17 @@ func TestLifecycle(t *testing.T) {
 		objs phase.Objects
 		want phase.Phase
 	}
-	di := indexedJob("j-worker", labels.RoleWorker, 2, handoff.DIJobGeneration, "1", handoff.FirstRank, "0")
+	di := indexedJob("j-worker", handoff.RoleWorker, 2, handoff.DIJobGeneration, "1", handoff.FirstRank, "0")
 	replaced := with(di, func(j *batchv1.Job) { j.Status.Failed = 1 })
 	sts := func(n int32, annotations ...string) phase.Objects {
-		s := statefulSet("j-worker", labels.RoleWorker, ptr.To(n), annotations...)
+		s := statefulSet("j-worker", handoff.RoleWorker, ptr.To(n), annotations...)
 		return objects(nil, sets(s))
 	}
 	withPods := func(o phase.Objects, ps ...corev1.Pod) phase.Objects {
 		o.Pods = ps
 		return o
 	}
-	preemptible := statefulSet("j-worker", labels.RoleWorker, nil)
+	preemptible := statefulSet("j-worker", handoff.RoleWorker, nil)
 	for name, steps := range map[string][]step{
 		"an Indexed Job's workers": {
 			{objects(jobs(di), nil), phase.Pending},
@@ -322,11 +321,11 @@ func TestRecorded(t *testing.T) {
 		objs phase.Objects
 		want phase.Phase
 	}{
-		"none":                           {objects(jobs(indexedJob("j-worker", labels.RoleWorker, 1)), nil), ""},
+		"none":                           {objects(jobs(indexedJob("j-worker", handoff.RoleWorker, 1)), nil), ""},
 		"first rank 0's, before others":  {objects(jobs(rank1, rank0), nil), phase.Running},
 		"another's when rank 0 has none": {objects(jobs(rank1), nil), phase.Restarting},
 		"no phase is ignored":            {objects(jobs(bogus, rank1), nil), phase.Restarting},
-		"on a StatefulSet": {objects(nil, sets(statefulSet("j-worker", labels.RoleWorker, nil, handoff.Phase, "Pending"))),
+		"on a StatefulSet": {objects(nil, sets(statefulSet("j-worker", handoff.RoleWorker, nil, handoff.Phase, "Pending"))),
 			phase.Pending},
 	} {
 		t.Run(name, func(t *testing.T) {

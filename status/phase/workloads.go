@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/trainfn/trainfn/render/handoff"
-	"github.com/trainfn/trainfn/render/labels"
 )
 
 // workload is one Job or StatefulSet of a job, with the pods it owns.
@@ -45,7 +44,7 @@ func workloadsOf(objs Objects) []*workload {
 		ws = append(ws, &workload{obj: s, group: appsv1.GroupName, kind: "StatefulSet", expected: n, unset: unset})
 	}
 	for _, w := range ws {
-		w.name, w.role = w.obj.GetName(), w.obj.GetLabels()[labels.JobRole]
+		w.name, w.role = w.obj.GetName(), w.obj.GetLabels()[handoff.JobRoleLabel]
 	}
 	slices.SortStableFunc(ws, func(a, b *workload) int {
 		return cmp.Or(cmp.Compare(a.name, b.name), cmp.Compare(a.kind, b.kind))

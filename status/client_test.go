@@ -1,4 +1,4 @@
-package jobstatus_test
+package status_test
 
 import (
 	"bytes"
@@ -19,9 +19,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 
-	"github.com/trainfn/trainfn/reconciler/jobstatus"
-	"github.com/trainfn/trainfn/reconciler/phase"
-	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/status"
+	"github.com/trainfn/trainfn/status/phase"
 )
 
 // apiServer answers lists as the API server does, from the objects of a
@@ -36,8 +36,9 @@ func (s *apiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.requests = append(s.requests, r.Method+" "+r.URL.Path+"?"+r.URL.RawQuery)
 	s.mu.Unlock()
-	launcher := job("research", "pi", "pi-launcher", labels.RoleLauncher, 1, 0)
-	workers := statefulSet("research", "pi", "pi-worker", labels.RoleWorker, 2, 0)
+	launcher := job("research", "pi", "pi-launcher", handoff.RoleLauncher, 1, 0)
+	workers := statefulSet("research", "pi", "pi-worker", handoff.RoleWorker, 2, 0)
+	ofKind("MPIJob", launcher, workers)
 	var list any
 	switch r.URL.Path {
 	case "/apis/batch/v1/namespaces/research/jobs", "/apis/batch/v1/jobs":
@@ -71,12 +72,12 @@ func TestClient(t *testing.T) {
 	server := httptest.NewServer(api)
 	defer server.Close()
 	var warnings bytes.Buffer
-	c, err := jobstatus.NewClient(&rest.Config{Host: server.URL}, &warnings)
+	c, err := status.NewClient(&rest.Config{Host: server.URL}, &warnings)
 	require.NoError(t, err)
 
-	got, err := jobstatus.Get(context.Background(), c, "research", "pi")
+	got, err := status.Get(context.Background(), c, "research", "pi")
 	require.NoError(t, err)
-	assert.Equal(t, row{"research", "pi", jobstatus.MPIJob, phase.Running, 3, 3}, rows([]jobstatus.Job{got})[0])
+	assert.Equal(t, row{"research", "pi", "MPIJob", phase.Running, 3, 3}, rows([]status.Job{got})[0])
 	selector := "labelSelector=training.kubeflow.org%2Fjob-name%3Dpi%2Ctraining.kubeflow.org%2Foperator-name%3Dtrainfn"
 	assert.Equal(t, []string{
 		"GET /apis/batch/v1/namespaces/research/jobs?" + selector,
@@ -85,12 +86,12 @@ func TestClient(t *testing.T) {
 	}, api.requests)
 	assert.Equal(t, "Warning: batch/v1 Job is going away\n", warnings.String(), "the API server's warnings, once each")
 
-	all, err := jobstatus.List(context.Background(), c, "")
+	all, err := status.List(context.Background(), c, "")
 	require.NoError(t, err)
 	assert.Len(t, all, 1)
 	assert.Equal(t, "GET /apis/batch/v1/jobs?labelSelector=training.kubeflow.org%2Foperator-name%3Dtrainfn", api.requests[3], "all namespaces at once")
 	assert.Equal(t, "Warning: batch/v1 Job is going away\n", warnings.String(), "the API server's warnings, once each")
 
-	_, err = jobstatus.List(context.Background(), c, "forbidden")
+	_, err = status.List(context.Background(), c, "forbidden")
 	assert.ErrorContains(t, err, `listing Jobs in namespace "forbidden": jobs.batch is forbidden`)
 }

@@ -1,4 +1,4 @@
-package jobstatus_test
+package status_test
 
 import (
 	"bytes"
@@ -11,11 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"sigs.k8s.io/yaml"
 
-	"github.com/trainfn/trainfn/reconciler/jobstatus"
+	"github.com/trainfn/trainfn/status"
 )
 
-func listed(t *testing.T) []jobstatus.Job {
-	jobs, err := jobstatus.List(context.Background(), cluster(), "")
+func listed(t *testing.T) []status.Job {
+	jobs, err := status.List(context.Background(), cluster(), "")
 	require.NoError(t, err)
 	return jobs
 }
@@ -23,7 +23,7 @@ func listed(t *testing.T) []jobstatus.Job {
 func TestWriteTable(t *testing.T) {
 	now := created.Add(time.Hour)
 	var b bytes.Buffer
-	require.NoError(t, jobstatus.WriteTable(&b, listed(t), true, now))
+	require.NoError(t, status.WriteTable(&b, listed(t), true, now))
 	assert.Equal(t, `NAMESPACE   NAME   KIND     PHASE        READY   RESTARTS   AGE
 research    pi     MPIJob   Running      3/3     0          50m
 research    sac    DIJob    Restarting   1/2     0          60m
@@ -32,20 +32,20 @@ team-b      sac    DIJob    Running      1/1     0          60s
 `, b.String())
 
 	b.Reset()
-	require.NoError(t, jobstatus.WriteTable(&b, listed(t)[:1], false, now))
+	require.NoError(t, status.WriteTable(&b, listed(t)[:1], false, now))
 	assert.Equal(t, `NAME   KIND     PHASE     READY   RESTARTS   AGE
 pi     MPIJob   Running   3/3     0          50m
 `, b.String())
 
 	b.Reset()
-	require.NoError(t, jobstatus.WriteTable(&b, []jobstatus.Job{{Name: "new"}}, false, now))
+	require.NoError(t, status.WriteTable(&b, []status.Job{{Name: "new"}}, false, now))
 	assert.Contains(t, b.String(), "<unknown>", "a job without a creation time has no age")
 }
 
 func TestWriteDocument(t *testing.T) {
 	jobs := listed(t)
 	var b bytes.Buffer
-	require.NoError(t, jobstatus.WriteDocument(&b, jobstatus.JSON, jobstatus.JobList{Items: jobs}))
+	require.NoError(t, status.WriteDocument(&b, status.JSON, status.JobList{Items: jobs}))
 	var got struct {
 		Items []map[string]any `json:"items"`
 	}
@@ -63,27 +63,27 @@ func TestWriteDocument(t *testing.T) {
 		"expected": 2.0, "pods": 2.0, "ready": 1.0, "restarts": 0.0}}, sac["workloads"])
 
 	b.Reset()
-	require.NoError(t, jobstatus.WriteDocument(&b, jobstatus.YAML, jobs[0]))
+	require.NoError(t, status.WriteDocument(&b, status.YAML, jobs[0]))
 	var one map[string]any
 	require.NoError(t, yaml.Unmarshal(b.Bytes(), &one))
 	assert.Equal(t, "pi", one["name"])
 	assert.Equal(t, "Running", one["phase"])
 	assert.Contains(t, b.String(), "phase: Running\n")
 
-	assert.Error(t, jobstatus.WriteDocument(&b, jobstatus.Table, jobs))
+	assert.Error(t, status.WriteDocument(&b, status.Table, jobs))
 }
 
 func TestParseFormat(t *testing.T) {
 	for _, f := range []string{"table", "json", "yaml"} {
-		got, err := jobstatus.ParseFormat(f)
+		got, err := status.ParseFormat(f)
 		assert.NoError(t, err)
-		assert.Equal(t, jobstatus.Format(f), got)
+		assert.Equal(t, status.Format(f), got)
 	}
-	_, err := jobstatus.ParseFormat("wide")
+	_, err := status.ParseFormat("wide")
 	assert.EqualError(t, err, `unknown output format "wide": want table, json or yaml`)
 }
 
 func TestNoneFound(t *testing.T) {
-	assert.Equal(t, "No trainfn jobs found in research namespace.", jobstatus.NoneFound("research"))
-	assert.Equal(t, "No trainfn jobs found.", jobstatus.NoneFound(""))
+	assert.Equal(t, "No trainfn jobs found in research namespace.", status.NoneFound("research"))
+	assert.Equal(t, "No trainfn jobs found.", status.NoneFound(""))
 }

@@ -1,4 +1,9 @@
-package rendertest
+// Package functionstest runs golden cases through trainfn's front end, as
+// users run trainfn: a case's input is read, configured, expanded and
+// written by package functions, and what would be printed and reported is
+// compared with the case's expected files. Each kind's package keeps its
+// own cases and runs them with Golden; package functions runs its own.
+package functionstest
 
 import (
 	"bytes"

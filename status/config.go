@@ -1,4 +1,4 @@
-package jobstatus
+package status
 
 import (
 	"fmt"

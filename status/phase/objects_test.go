@@ -11,9 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	"github.com/trainfn/trainfn/reconciler/phase"
 	"github.com/trainfn/trainfn/render/handoff"
-	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/status/phase"
 )
 
 // The job every test builds is "j"; its objects are the API's own types,
@@ -22,7 +21,7 @@ import (
 // meta is a workload's metadata: named, labelled as rendered, with a UID as
 // the API server gives it, and annotated with key-value pairs.
 func meta(name, role string, annotations ...string) metav1.ObjectMeta {
-	m := metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID("uid-" + name), Labels: labels.Role("j", role)}
+	m := metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID("uid-" + name), Labels: handoff.RoleLabels("j", role)}
 	if len(annotations) > 0 {
 		m.Annotations = map[string]string{}
 		for i := 0; i+1 < len(annotations); i += 2 {
@@ -77,7 +76,7 @@ func podOf(owner metav1.Object, kind string, i int, states ...podState) corev1.P
 	p := corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: fmt.Sprintf("%s-%d", owner.GetName(), i), Namespace: "ns",
-			Labels: map[string]string{labels.CompletionIndex: strconv.Itoa(i)},
+			Labels: map[string]string{batchv1.JobCompletionIndexAnnotation: strconv.Itoa(i)},
 			OwnerReferences: []metav1.OwnerReference{{
 				APIVersion: apiVersion, Kind: kind, Name: owner.GetName(), UID: owner.GetUID(), Controller: ptr.To(true),
 			}},

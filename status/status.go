@@ -1,4 +1,4 @@
-// Package jobstatus finds the jobs trainfn rendered in a cluster and tells
+// Package status finds the jobs trainfn rendered in a cluster and tells
 // each one's phase, for `trainfn status`. No job object exists to list:
 // a job is the Jobs, StatefulSets and pods that carry trainfn's operator
 // label and the same job-name label in one namespace. The phase is derived
@@ -6,7 +6,7 @@
 // the phase the reconciler recorded (trainfn.dev/phase) is only the
 // previous phase the derivation starts from, so that the status is right
 // even when no reconciler runs, or it lags.
-package jobstatus
+package status
 
 import (
 	"cmp"
@@ -19,8 +19,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/trainfn/trainfn/reconciler/phase"
-	"github.com/trainfn/trainfn/render/labels"
+	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/status/phase"
 )
 
 // Job is one trainfn job and its phase.
@@ -46,7 +46,7 @@ type NotFoundError struct{ Namespace, Name string }
 
 func (e *NotFoundError) Error() string {
 	return fmt.Sprintf("job %q not found in namespace %q: no Job or StatefulSet carries the labels %s=%s, %s=%s",
-		e.Name, e.Namespace, labels.JobName, e.Name, labels.OperatorName, labels.Operator)
+		e.Name, e.Namespace, handoff.JobNameLabel, e.Name, handoff.OperatorNameLabel, handoff.Operator)
 }
 
 // Lister lists the objects jobs are made of, in a namespace or, when
@@ -61,12 +61,12 @@ type Lister interface {
 // namespace is "", in the order of their namespaces and names. A job
 // counts while it has a workload: pods left without one are not listed.
 func List(ctx context.Context, c Lister, namespace string) ([]Job, error) {
-	return find(ctx, c, namespace, map[string]string{labels.OperatorName: labels.Operator})
+	return find(ctx, c, namespace, map[string]string{handoff.OperatorNameLabel: handoff.Operator})
 }
 
 // Get finds one job; the error is a *NotFoundError when it has no workload.
 func Get(ctx context.Context, c Lister, namespace, name string) (Job, error) {
-	jobs, err := find(ctx, c, namespace, labels.Job(name))
+	jobs, err := find(ctx, c, namespace, handoff.JobLabels(name))
 	if err != nil {
 		return Job{}, err
 	}
@@ -94,7 +94,7 @@ func find(ctx context.Context, c Lister, namespace string, selector map[string]s
 	type key struct{ namespace, name string }
 	groups := map[key]*phase.Objects{}
 	group := func(obj metav1.Object) *phase.Objects {
-		name, ok := obj.GetLabels()[labels.JobName]
+		name, ok := obj.GetLabels()[handoff.JobNameLabel]
 		if !ok {
 			return nil
 		}

@@ -1,0 +1,54 @@
+package handoff
+
+import "strconv"
+
+// The names of rendered objects, derived from the job's name. They are the
+// names the operators use, so that scripts, dashboards and `kubectl logs
+// job/<job>-launcher` keep working; the reconciler finds a job's ConfigMap,
+// workers and SSH Secret by them.
+
+// ServiceName is the headless Service that gives every pod of the job a DNS
+// name.
+func ServiceName(job string) string { return job }
+
+// ConfigMapName holds the hostfile and the launcher's scripts.
+func ConfigMapName(job string) string { return job + "-config" }
+
+// SSHSecretName is the Secret with the job's SSH key, supplied by the user
+// or created by the reconciler.
+func SSHSecretName(job string) string { return job + "-ssh" }
+
+// RshPolicyName is the NetworkPolicy that keeps the rsh port of the job's
+// workers to the job's own pods.
+func RshPolicyName(job string) string { return job + "-rsh" }
+
+// LauncherName is the launcher's Job, and its pod's hostname.
+func LauncherName(job string) string { return job + "-launcher" }
+
+// MasterName is the Job that runs a PyTorchJob's master.
+func MasterName(job string) string { return job + "-master" }
+
+// MasterHostname is the master's hostname: the one-pod Indexed Job
+// MasterName names its pod's host <job>-master-0.
+func MasterHostname(job string) string { return MasterName(job) + "-0" }
+
+// WorkersName is the workload (an Indexed Job or a StatefulSet) that runs
+// the workers.
+func WorkersName(job string) string { return job + "-worker" }
+
+// WorkerHostname is the hostname of worker i; an Indexed Job names its
+// pods' hosts <job name>-<index>, and a StatefulSet its pods.
+func WorkerHostname(job string, i int) string { return WorkersName(job) + "-" + strconv.Itoa(i) }
+
+// DNSName is how other pods of the job reach a pod: its hostname under the
+// job's headless Service. It holds neither namespace nor cluster domain,
+// which the pods' DNS search path supplies, so output applies to any
+// namespace.
+func DNSName(job, hostname string) string { return hostname + "." + ServiceName(job) }
+
+// WorkerHostParts splits worker hosts around their index: worker i's host,
+// DNSName(job, WorkerHostname(job, i)), is prefix + i + suffix. A script
+// can then name every worker from their count.
+func WorkerHostParts(job string) (prefix, suffix string) {
+	return WorkersName(job) + "-", DNSName(job, "")
+}
