@@ -11,26 +11,38 @@ LDFLAGS := -X main.version=$(VERSION)
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/trainfn ./cmd/trainfn-reconciler
 
-## test: lint, then every test, with the real tools they need installed first
-test: tools lint
-	TRAINFN_REQUIRE_TOOLS=1 $(GO) test ./...
+# PHASE runs a step as one phase of a target: it says how long the step
+# took, and .ci/run prints every phase's time (hack/phase.sh).
+PHASE := hack/phase.sh
+
+## test: lint, then every test, with the real tools they need installed
+## first; each of the three a phase
+test:
+	$(PHASE) tools hack/tools.sh
+	$(PHASE) lint env GO=$(GO) hack/lint.sh $(LINT_FLAGS)
+	$(PHASE) "unit tests" env TRAINFN_REQUIRE_TOOLS=1 $(GO) test -timeout 20m ./...
 
 ## e2e: apply every rendered output to a real control plane, built once, and
 ## run every example with its real tool (kustomize, kubectl, kpt, helm 3 and 4,
 ## Argo CD's plugin server, Flux's build) against its reviewed output; then
-## run the jobs as real containers on a real node (test/onnode)
-e2e: e2e-tools cluster-tools node-tools
-	TRAINFN_REQUIRE_TOOLS=1 $(GO) test -tags e2e -count=1 -p 1 -parallel 8 -timeout 30m ./test/... ./examples/...
+## run the jobs as real containers on a real node (test/onnode); the tools,
+## the images and each package a phase
+e2e:
+	$(PHASE) "e2e tools" hack/tools.sh e2e
+	$(PHASE) "node tools" hack/tools.sh node
+	$(PHASE) images hack/node-images.sh
+	GO=$(GO) hack/e2e.sh
 
-## tools: install what the tests run for real (kustomize, ssh, sshd, ip, unshare); idempotent
+## tools: install what the tests run for real (kustomize, kpt, helm,
+## golangci-lint, ssh, sshd, ip, unshare); idempotent
 tools:
 	hack/tools.sh
 
 ## e2e-tools: the tools, and what the end-to-end suite runs besides (torchrun,
-## Open MPI, MPICH, Argo CD's plugin server and manifest generation)
+## Open MPI, MPICH, the control plane, Argo CD's plugin server and manifest
+## generation)
 e2e-tools:
 	hack/tools.sh e2e
-	hack/argocd-tools.sh
 
 ## cluster-tools: build etcd, the Kubernetes components, kwok and CoreDNS
 ## into .cache/bin
@@ -40,8 +52,7 @@ cluster-tools:
 ## node-tools: what a real node needs (containerd, runc, the CNI plugins,
 ## debootstrap) and its images, built here without a registry or Docker
 ## (.cache/node/images lists them); idempotent, the images cached
-node-tools: cluster-tools
-	hack/tools.sh e2e
+node-tools:
 	hack/tools.sh node
 	hack/node-images.sh
 
@@ -60,9 +71,13 @@ node-down:
 lint:
 	GO=$(GO) hack/lint.sh $(LINT_FLAGS)
 
+# GOLDEN_PACKAGES are the kinds' packages with golden cases, found where
+# every kind keeps them: render/<kind>/testdata/<version>/<case>/input.yaml.
+GOLDEN_PACKAGES := $(sort $(foreach f,$(wildcard render/*/testdata/*/*/input.yaml),./$(firstword $(subst /testdata/, ,$(f)))))
+
 ## golden: rewrite the expected outputs from the current code; review the diff
 golden: tools
-	$(GO) test -count=1 ./render/mpijob ./render/pytorchjob ./render/dijob ./functions ./examples -update \
+	$(GO) test -count=1 $(GOLDEN_PACKAGES) ./functions ./examples -update \
 		-run 'TestGolden|TestKustomize|TestKptRender$$|TestHelmPostRenderer$$|TestHelmPlugin$$|TestFlux'
 	hack/argocd-tools.sh
 	$(GO) test -count=1 -tags e2e ./examples -update -run 'TestArgoCDPlugin$$|TestArgoCDKustomizeBuildOptions$$'

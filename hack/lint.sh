@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make lint: gofmt over every Go file, then golangci-lint with .golangci.yml
 # over the module, the end-to-end suites (build tag e2e) included. Arguments
-# go to golangci-lint run (hack/lint.sh --fix, or a package pattern).
+# go to golangci-lint run (hack/lint.sh --fix, or a package pattern);
+# hack/lint.sh --build only builds golangci-lint, as hack/tools.sh does.
 #
 # golangci-lint is built from its Go module into .cache/bin, pinned by
 # hack/tools/golangci-lint's go.mod and go.sum, and rebuilt only when they or
@@ -26,6 +27,10 @@ if [[ ! -x "$bin/golangci-lint" || "$(cat "$stamp" 2>/dev/null)" != "$want" ]]; 
 	(cd "$dir" && "$go" build -trimpath -o "$tmp" "$(sed -n 's/^tool //p' go.mod)")
 	mv "$tmp" "$bin/golangci-lint"
 	echo "$want" >"$stamp"
+fi
+
+if [[ ${1:-} == --build ]]; then
+	exit 0
 fi
 
 # gofmt reads every tracked Go file, whatever its build tags and module

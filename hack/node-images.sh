@@ -14,6 +14,8 @@
 #     sandbox's pause image.
 # The archive is rebuilt when this script, its files, trainfn's sources or
 # the tools change; the file system only when its package list does.
+# `hack/node-images.sh rootfs` builds the file system alone: .ci/run does,
+# while Go compiles.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -48,12 +50,19 @@ build_rootfs() {
 		"$dir"/usr/share/doc/* "$dir"/usr/share/man/* "$dir"/usr/share/locale/*
 }
 want="$suite $packages $( (declare -f build_rootfs; cat hack/node/image/sshd_config) | sha256sum | cut -d' ' -f1)"
+# One run at a time builds it; another waits for that one's.
+exec 9>"$node/rootfs.lock"
+flock 9
 if [[ "$(cat "$node/rootfs.version" 2>/dev/null)" != "$want" ]]; then
 	echo "node-images: debootstrap $suite with $packages (minutes, once)" >&2
 	rm -rf "$rootfs" "$rootfs.tmp"
 	build_rootfs "$rootfs.tmp"
 	mv "$rootfs.tmp" "$rootfs"
 	echo "$want" >"$node/rootfs.version"
+fi
+flock -u 9
+if [[ ${1:-} == rootfs ]]; then
+	exit 0
 fi
 
 version=$(git describe --tags --always --dirty 2>/dev/null || echo dev)

@@ -1,23 +1,27 @@
 #!/usr/bin/env bash
 # Installs what the tests need beside Go, idempotently: tools built from
-# their Go modules into .cache/bin (pinned; rebuilt only when the pin
-# changes), and Debian packages when a command is missing.
+# their Go modules into .cache/bin (pinned; rebuilt only when a pin
+# changes), Debian packages when a command or package is missing, and
+# yaml-language-server from npm.
+#
+#   hack/tools.sh           what make test needs
+#   hack/tools.sh e2e       that, and what the end-to-end suite runs besides:
+#                           torchrun, Open MPI, MPICH, rsh, the control plane
+#                           and Argo CD's harness
+#   hack/tools.sh node      that, and what a real node needs
+#   hack/tools.sh bench     make test's, and benchstat
+#   hack/tools.sh packages  the Debian packages of every mode, nothing built:
+#                           .ci/run installs them while Go compiles
+#
+# The Go builds of a mode run side by side, each module's its own go build:
+# one build leaves a core idle through much of its linking and of the
+# packages every other one waits on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+mode=${1:-}
 bin="$PWD/.cache/bin"
 mkdir -p "$bin"
-
-# go_tool NAME MODULE@VERSION: build a pinned tool once.
-go_tool() {
-	local name=$1 module=$2 stamp="$bin/.$1.version"
-	if [[ -x "$bin/$name" && "$(cat "$stamp" 2>/dev/null)" == "$module" ]]; then
-		return
-	fi
-	echo "tools: building $module" >&2
-	GOBIN="$bin" GOFLAGS=-mod=mod go install "$module"
-	echo "$module" >"$stamp"
-}
 
 # debian_command COMMAND PACKAGE: install a Debian package for a command.
 # Daemons live in /usr/sbin, which is not on every user's PATH.
@@ -27,7 +31,21 @@ debian_command() {
 	debian_package "$pkg" "$cmd"
 }
 
-# debian_package PACKAGE [COMMAND]: install a Debian package.
+# debian_packages PACKAGE...: install the Debian packages dpkg does not
+# list as installed. A command would not tell whether a -dev package is
+# there (mpicc.openmpi comes without mpi.h), so ask dpkg.
+debian_packages() {
+	local pkg
+	for pkg; do
+		dpkg-query -W -f '${Status}' "$pkg" 2>/dev/null | grep -qx 'install ok installed' ||
+			debian_package "$pkg"
+	done
+}
+
+# debian_package PACKAGE [COMMAND]: install a Debian package. apt is run
+# under a lock of this repository's: .ci/run installs packages in the
+# background while make test installs its own, and apt refuses a second
+# apt at once.
 debian_package() {
 	local pkg=$1 cmd=${2:-$1}
 	if [[ $(id -u) -ne 0 ]] || ! command -v apt-get >/dev/null; then
@@ -35,22 +53,21 @@ debian_package() {
 		exit 1
 	fi
 	echo "tools: installing $pkg" >&2
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$pkg" >/dev/null 2>&1 ||
-		{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$pkg" >/dev/null; }
+	(
+		flock 9
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$pkg" >/dev/null 2>&1 ||
+			{ apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$pkg" >/dev/null; }
+	) 9>"$PWD/.cache/apt.lock"
 }
 
-# go_tool_as NAME MODULE@VERSION: go_tool, for a command whose own name
-# another tool already has (helm 3 and helm 4 are both "helm").
-go_tool_as() {
-	local name=$1 module=$2 stamp="$bin/.$1.version" tmp
+# go_tool NAME MODULE@VERSION: build a pinned tool once.
+go_tool() {
+	local name=$1 module=$2 stamp="$bin/.$1.version"
 	if [[ -x "$bin/$name" && "$(cat "$stamp" 2>/dev/null)" == "$module" ]]; then
 		return
 	fi
-	echo "tools: building $module as $name" >&2
-	tmp=$(mktemp -d)
-	GOBIN="$tmp" GOFLAGS=-mod=mod go install "$module"
-	mv "$tmp"/* "$bin/$name"
-	rmdir "$tmp"
+	echo "tools: building $module" >&2
+	GOBIN="$bin" GOFLAGS=-mod=mod go install "$module"
 	echo "$module" >"$stamp"
 }
 
@@ -69,96 +86,145 @@ module_tool() {
 	echo "$want" >"$stamp"
 }
 
-go_tool kustomize sigs.k8s.io/kustomize/kustomize/v5@v5.8.2
-go_tool helm helm.sh/helm/v3/cmd/helm@v3.22.0
-go_tool_as helm4 helm.sh/helm/v4/cmd/helm@v4.3.1
-go_tool kubeconform github.com/yannh/kubeconform/cmd/kubeconform@v0.8.0
-# actionlint checks the GitHub Actions workflows the Flux example shows,
-# their run: scripts with shellcheck.
-go_tool actionlint github.com/rhysd/actionlint/cmd/actionlint@v1.7.12
-debian_command shellcheck shellcheck
-# benchstat compares make bench's Go benchmarks with the previous run's.
-if [[ ${1:-} == bench ]]; then
-	go_tool benchstat golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
-fi
-kpt=github.com/GoogleContainerTools/kpt
-module_tool kpt hack/tools/kpt "-X $kpt/run.version=$(cd hack/tools/kpt && go list -m -f '{{.Version}}' "$kpt")"
-# yaml-language-server, which the editor example is tested with, from npm,
-# with every dependency pinned by hack/tools/yaml-language-server's lock.
-debian_command node nodejs
-debian_command npm npm
-yls=.cache/npm/yaml-language-server@1.25.0
-want=$(cat hack/tools/yaml-language-server/package*.json | sha256sum | cut -d' ' -f1)
-if [[ ! -x $yls/node_modules/yaml-language-server/bin/yaml-language-server || "$(cat "$yls/.version" 2>/dev/null)" != "$want" ]]; then
-	echo "tools: installing yaml-language-server from npm" >&2
-	rm -rf "$yls" && mkdir -p "$yls"
-	cp hack/tools/yaml-language-server/package.json hack/tools/yaml-language-server/package-lock.json "$yls/"
-	npm ci --prefix "$yls" --no-audit --no-fund >/dev/null
-	echo "$want" >"$yls/.version"
-fi
-debian_command ssh-keygen openssh-client
-debian_command sshd openssh-server
-# The end-to-end suite stands a pod in for its own namespaces.
-debian_command ip iproute2
-debian_command unshare util-linux
+# The builds run as phase.sh's commands, in a bash of their own.
+export bin
+export -f go_tool module_tool
 
-# The end-to-end suite also runs real torchrun: Debian's PyTorch, whose
-# torchrun runs on the system Python, whatever python3 PATH finds first.
-if [[ ${1:-} == e2e && ! -x /usr/bin/torchrun ]]; then
-	debian_package python3-torch
-fi
-
-# And real mpirun (test/mpirun): Open MPI and MPICH with their compilers.
-# The test finds them by the names Debian gives each (mpirun.openmpi,
-# mpicc.mpich, ...), whatever the alternatives point at. A command would
-# not tell whether its -dev package is there (mpicc.openmpi comes without
-# mpi.h), so ask dpkg.
-if [[ ${1:-} == e2e ]]; then
-	for pkg in openmpi-bin libopenmpi-dev mpich libmpich-dev; do
-		dpkg-query -W -f '${Status}' "$pkg" 2>/dev/null | grep -qx 'install ok installed' ||
-			debian_package "$pkg"
+# in_background NAME COMMAND...: run a build beside the others, as a phase
+# of its own (hack/phase.sh); built waits for every one and fails if any
+# did.
+builds=()
+trap 'kill "${builds[@]}" 2>/dev/null || true' EXIT
+in_background() {
+	hack/phase.sh "$@" &
+	builds+=($!)
+}
+built() {
+	local pid failed=0
+	for pid in "${builds[@]}"; do
+		wait "$pid" || failed=1
 	done
-fi
+	builds=()
+	return "$failed"
+}
 
-# And an rsh server and client (test/mpirun's Rsh launch mode): Debian's
-# netkit rsh-server and rsh-client and openbsd-inetd, unpacked into
-# .cache/rsh for the test's stand-in image, not installed: installing them
-# would start an rsh server on this machine. Their libraries are.
-if [[ ${1:-} == e2e ]]; then
-	rsh_packages="rsh-server rsh-client openbsd-inetd"
-	rsh=.cache/rsh
-	if [[ ! -x $rsh/usr/sbin/in.rshd || "$(cat "$rsh/.version" 2>/dev/null)" != "$rsh_packages" ]]; then
-		echo "tools: unpacking $rsh_packages into $rsh" >&2
-		debs=$(mktemp -d)
-		# apt-get download writes into the working directory.
-		(cd "$debs" && { apt-get download -q $rsh_packages >/dev/null 2>&1 ||
-			{ apt-get update -q >/dev/null && apt-get download -q $rsh_packages >/dev/null; }; })
-		rm -rf "$rsh" && mkdir -p "$rsh"
-		for deb in "$debs"/*.deb; do
-			dpkg-deb -x "$deb" "$rsh"
-		done
-		rm -rf "$debs"
-		echo "$rsh_packages" >"$rsh/.version"
+# The Debian packages of each mode.
+test_packages() {
+	debian_command shellcheck shellcheck
+	debian_command node nodejs
+	debian_command npm npm
+	debian_command ssh-keygen openssh-client
+	debian_command sshd openssh-server
+	# The end-to-end suite stands a pod in for its own namespaces.
+	debian_command ip iproute2
+	debian_command unshare util-linux
+	# PyYAML, a YAML 1.1 reader, which reads every golden output in the
+	# tests: on PATH's python3 or Debian's.
+	if ! python3 -c 'import yaml' 2>/dev/null && ! /usr/bin/python3 -c 'import yaml' 2>/dev/null; then
+		debian_package python3-yaml
 	fi
-	for pkg in libwrap0 libevent-2.1-7 libpam-modules; do
-		dpkg-query -W -f '${Status}' "$pkg" 2>/dev/null | grep -qx 'install ok installed' ||
-			debian_package "$pkg"
-	done
-fi
-
-# PyYAML, a YAML 1.1 reader, which reads every golden output in the tests:
-# on PATH's python3 or Debian's.
-if ! python3 -c 'import yaml' 2>/dev/null && ! /usr/bin/python3 -c 'import yaml' 2>/dev/null; then
-	debian_package python3-yaml
-fi
-
-# The node (make node, the node suite): containerd and runc to run
-# containers, the CNI plugins for their network, iptables for kube-proxy,
-# debootstrap for the images' file system.
-if [[ ${1:-} == node ]]; then
+}
+e2e_packages() {
+	# Real torchrun: Debian's PyTorch, whose torchrun runs on the system
+	# Python, whatever python3 PATH finds first.
+	[[ -x /usr/bin/torchrun ]] || debian_package python3-torch
+	# Real mpirun (test/mpirun): Open MPI and MPICH with their compilers.
+	# The test finds them by the names Debian gives each (mpirun.openmpi,
+	# mpicc.mpich, ...), whatever the alternatives point at.
+	debian_packages openmpi-bin libopenmpi-dev mpich libmpich-dev
+	# The libraries of the rsh server and client (rsh_unpacked).
+	debian_packages libwrap0 libevent-2.1-7 libpam-modules
+}
+node_packages() {
+	# containerd and runc to run containers, the CNI plugins for their
+	# network, iptables for kube-proxy, debootstrap for the images' file
+	# system.
 	debian_command containerd containerd
 	debian_command runc runc
 	debian_command iptables iptables
 	debian_command debootstrap debootstrap
 	[[ -x /usr/lib/cni/bridge ]] || debian_package containernetworking-plugins
+}
+
+# rsh_unpacked: an rsh server and client (test/mpirun's Rsh launch mode),
+# Debian's netkit rsh-server and rsh-client and openbsd-inetd, unpacked
+# into .cache/rsh for the test's stand-in image, not installed: installing
+# them would start an rsh server on this machine.
+rsh_unpacked() {
+	local packages="rsh-server rsh-client openbsd-inetd" rsh=.cache/rsh debs deb
+	if [[ -x $rsh/usr/sbin/in.rshd && "$(cat "$rsh/.version" 2>/dev/null)" == "$packages" ]]; then
+		return
+	fi
+	echo "tools: unpacking $packages into $rsh" >&2
+	debs=$(mktemp -d)
+	# apt-get download writes into the working directory.
+	(cd "$debs" && { apt-get download -q $packages >/dev/null 2>&1 ||
+		{ apt-get update -q >/dev/null && apt-get download -q $packages >/dev/null; }; })
+	rm -rf "$rsh" && mkdir -p "$rsh"
+	for deb in "$debs"/*.deb; do
+		dpkg-deb -x "$deb" "$rsh"
+	done
+	rm -rf "$debs"
+	echo "$packages" >"$rsh/.version"
+}
+
+# yaml_language_server: which the editor example is tested with, from npm,
+# with every dependency pinned by hack/tools/yaml-language-server's lock.
+yaml_language_server() {
+	local yls=.cache/npm/yaml-language-server@1.25.0 want
+	want=$(cat hack/tools/yaml-language-server/package*.json | sha256sum | cut -d' ' -f1)
+	if [[ -x $yls/node_modules/yaml-language-server/bin/yaml-language-server && "$(cat "$yls/.version" 2>/dev/null)" == "$want" ]]; then
+		return
+	fi
+	echo "tools: installing yaml-language-server from npm" >&2
+	rm -rf "$yls" && mkdir -p "$yls"
+	cp hack/tools/yaml-language-server/package.json hack/tools/yaml-language-server/package-lock.json "$yls/"
+	npm ci --prefix "$yls" --no-audit --no-fund >/dev/null
+	echo "$want" >"$yls/.version"
+}
+
+if [[ $mode == packages ]]; then
+	test_packages
+	e2e_packages
+	node_packages
+	exit 0
+fi
+
+# make test's tools. kustomize, Helm 3 and 4 and kubeconform are pinned by
+# the tools module, whose Kubernetes libraries they share with the control
+# plane and the tests (hack/build-tools.sh); actionlint checks the GitHub
+# Actions workflows the Flux example shows, their run: scripts with
+# shellcheck. golangci-lint is make lint's.
+in_background "kustomize, helm, kubeconform, actionlint" hack/build-tools.sh test-tools "-s -w" \
+	kustomize=sigs.k8s.io/kustomize/kustomize/v5 \
+	helm=helm.sh/helm/v3/cmd/helm \
+	helm4=helm.sh/helm/v4/cmd/helm \
+	kubeconform=github.com/yannh/kubeconform/cmd/kubeconform \
+	actionlint=github.com/rhysd/actionlint/cmd/actionlint
+kpt=github.com/GoogleContainerTools/kpt
+in_background kpt module_tool kpt hack/tools/kpt "-X $kpt/run.version=$(cd hack/tools/kpt && go list -m -f '{{.Version}}' "$kpt")"
+in_background golangci-lint hack/lint.sh --build
+# benchstat compares make bench's Go benchmarks with the previous run's.
+if [[ $mode == bench ]]; then
+	in_background benchstat go_tool benchstat golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
+fi
+test_packages
+yaml_language_server
+built
+
+# The end-to-end suite's and the node's: the control plane, the kubelet,
+# kube-proxy and CoreDNS; the suite's alone: Argo CD's harness, built
+# beside them from its own module.
+if [[ $mode == e2e || $mode == node ]]; then
+	in_background "cluster tools" hack/cluster-tools.sh
+	if [[ $mode == e2e ]]; then
+		in_background "Argo CD harness" hack/argocd-tools.sh
+	fi
+	e2e_packages
+	rsh_unpacked
+	built
+fi
+
+if [[ $mode == node ]]; then
+	node_packages
 fi

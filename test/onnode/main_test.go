@@ -40,7 +40,9 @@ func run(m *testing.M) int {
 	var err error
 	// A node that make node left running is used as it is.
 	if kube, err = node.Connect(ctx, cache); err != nil {
-		if kube, err = node.Start(ctx, node.Options{Cache: cache}); err != nil {
+		kube, err = node.Start(ctx, node.Options{Cache: cache})
+		testtool.RecordPhase("node start", time.Since(began), err != nil)
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "onnode: starting the node:", err)
 			return 1
 		}
