@@ -8,14 +8,17 @@
 #   hack/tools.sh e2e       that, and what the end-to-end suite runs besides:
 #                           torchrun, Open MPI, MPICH, rsh, the control plane
 #                           and Argo CD's harness
-#   hack/tools.sh node      that, and what a real node needs
+#   hack/tools.sh node      make test's, the control plane and what a real
+#                           node needs
+#   hack/tools.sh all       every mode's but bench's: what .ci/run runs
 #   hack/tools.sh bench     make test's, and benchstat
 #   hack/tools.sh packages  the Debian packages of every mode, nothing built:
 #                           .ci/run installs them while Go compiles
 #
 # The Go builds of a mode run side by side, each module's its own go build:
 # one build leaves a core idle through much of its linking and of the
-# packages every other one waits on.
+# packages every other one waits on. The tools module's commands are one
+# build, whatever the mode (hack/build-tools.sh says why).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -190,41 +193,39 @@ if [[ $mode == packages ]]; then
 	exit 0
 fi
 
-# make test's tools. kustomize, Helm 3 and 4 and kubeconform are pinned by
-# the tools module, whose Kubernetes libraries they share with the control
-# plane and the tests (hack/build-tools.sh); actionlint checks the GitHub
-# Actions workflows the Flux example shows, their run: scripts with
-# shellcheck. golangci-lint is make lint's.
-in_background "kustomize, helm, kubeconform, actionlint" hack/build-tools.sh test-tools "-s -w" \
-	kustomize=sigs.k8s.io/kustomize/kustomize/v5 \
-	helm=helm.sh/helm/v3/cmd/helm \
-	helm4=helm.sh/helm/v4/cmd/helm \
-	kubeconform=github.com/yannh/kubeconform/cmd/kubeconform \
-	actionlint=github.com/rhysd/actionlint/cmd/actionlint
+case $mode in
+'' | bench) sets=(test) ;;
+e2e | node | all) sets=(test cluster) ;;
+*)
+	echo "tools: no mode $mode (e2e, node, all, bench, packages)" >&2
+	exit 2
+	;;
+esac
+
+# kustomize, Helm 3 and 4 and kubeconform are make test's; actionlint checks
+# the GitHub Actions workflows the Flux example shows, their run: scripts
+# with shellcheck. The cluster set is the end-to-end suite's and the
+# node's: the control plane, the kubelet, kube-proxy and CoreDNS.
+in_background "tools module: ${sets[*]}" hack/build-tools.sh "${sets[@]}"
 kpt=github.com/GoogleContainerTools/kpt
 in_background kpt module_tool kpt hack/tools/kpt "-X $kpt/run.version=$(cd hack/tools/kpt && go list -m -f '{{.Version}}' "$kpt")"
+# golangci-lint is make lint's.
 in_background golangci-lint hack/lint.sh --build
+# Argo CD's harness, the suite's alone, pins older libraries of its own.
+if [[ $mode == e2e || $mode == all ]]; then
+	in_background "Argo CD harness" hack/argocd-tools.sh
+fi
 # benchstat compares make bench's Go benchmarks with the previous run's.
 if [[ $mode == bench ]]; then
 	in_background benchstat go_tool benchstat golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da
 fi
 test_packages
 yaml_language_server
-built
-
-# The end-to-end suite's and the node's: the control plane, the kubelet,
-# kube-proxy and CoreDNS; the suite's alone: Argo CD's harness, built
-# beside them from its own module.
-if [[ $mode == e2e || $mode == node ]]; then
-	in_background "cluster tools" hack/cluster-tools.sh
-	if [[ $mode == e2e ]]; then
-		in_background "Argo CD harness" hack/argocd-tools.sh
-	fi
+if [[ $mode != "" && $mode != bench ]]; then
 	e2e_packages
 	rsh_unpacked
-	built
 fi
-
-if [[ $mode == node ]]; then
+if [[ $mode == node || $mode == all ]]; then
 	node_packages
 fi
+built

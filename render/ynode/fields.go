@@ -6,8 +6,8 @@ import "sigs.k8s.io/kustomize/kyaml/yaml"
 // walks nodes rather than piping an RNode through kyaml's filters. Each
 // does one thing, as kyaml's filters do: Get reads a field as written,
 // Given reads the value it stands for, ScalarValue a scalar's, Set writes
-// one, EnsureMap and EnsureSeq find or make a nested one. SetString is the one filter, for
-// kyaml's pipes.
+// one, EnsureMap and EnsureSeq find or make a nested one. SetString is the
+// one filter, for kyaml's pipes.
 
 // Get is the value of mapping m's field name as written (an alias stays an
 // alias); nil when m is no mapping or has no such field.
