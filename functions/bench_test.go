@@ -40,18 +40,62 @@ func BenchmarkRenderStream(b *testing.B) {
 		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				docs, err := ReadDocuments([]string{Stdin}, bytes.NewReader(stream))
-				if err != nil {
-					b.Fatal(err)
-				}
-				out, diags := Expand(docs)
-				if diags.HasErrors() {
-					b.Fatal(diags)
-				}
-				if err := WriteDocuments(io.Discard, out); err != nil {
-					b.Fatal(err)
-				}
+				renderStream(b, stream)
 			}
 		})
 	}
+}
+
+// BenchmarkReplicaServices weighs what a Service per worker, as
+// training-operator creates them, costs a PyTorchJob of 1,000 workers:
+// rendered with them (replicaServices: true, the default) and without
+// (false, the job's Service, and worker 0's for its rendezvous). Compare
+// the two with benchstat -col /services.
+func BenchmarkReplicaServices(b *testing.B) {
+	const job = `apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata:
+  name: big
+spec:
+  elasticPolicy:
+    rdzvBackend: c10d
+  pytorchReplicaSpecs:
+    Worker:
+      replicas: 1000
+      template:
+        spec:
+          containers:
+          - name: pytorch
+            image: registry.example/train:1
+            command: [torchrun, train.py]
+`
+	for _, services := range []string{"false", "true"} {
+		config := "apiVersion: fn.trainfn.dev/v1alpha1\nkind: TrainFn\nmetadata:\n  name: trainfn\nspec:\n  pytorch:\n    replicaServices: " + services + "\n"
+		stream := []byte(config + "---\n" + job)
+		b.Run("services="+map[string]string{"false": "job", "true": "per-replica"}[services], func(b *testing.B) {
+			b.ReportAllocs()
+			var objects int
+			for b.Loop() {
+				objects = renderStream(b, stream)
+			}
+			b.ReportMetric(float64(objects), "objects/op")
+		})
+	}
+}
+
+// renderStream reads, expands and writes a stream, as trainfn render does,
+// and counts the objects written.
+func renderStream(b *testing.B, stream []byte) int {
+	docs, err := ReadDocuments([]string{Stdin}, bytes.NewReader(stream))
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, diags := Expand(docs)
+	if diags.HasErrors() {
+		b.Fatal(diags)
+	}
+	if err := WriteDocuments(io.Discard, out); err != nil {
+		b.Fatal(err)
+	}
+	return len(out)
 }

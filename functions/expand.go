@@ -18,13 +18,18 @@ import (
 	"github.com/trainfn/trainfn/schemas"
 )
 
-// jobGroups are the API groups of the kinds trainfn expands. Another kind
-// of such a group is a job kind trainfn does not expand (yet), which passes
-// through with a warning, since an operator in the cluster may expect it.
-var jobGroups = groupsOf(render.Kinds())
+// jobGroups are the API groups of the kinds trainfn expands, and of the
+// training jobs it does not expand yet (Kubeflow Trainer v2's TrainJob and
+// its runtimes). Another kind of such a group is a job kind trainfn does
+// not expand, which passes through with a warning, since an operator in
+// the cluster may expect it.
+var jobGroups = groupsOf(render.Kinds(), "trainer.kubeflow.org")
 
-func groupsOf(kinds render.Registry) map[string]bool {
+func groupsOf(kinds render.Registry, others ...string) map[string]bool {
 	groups := map[string]bool{}
+	for _, g := range others {
+		groups[g] = true
+	}
 	for _, k := range kinds {
 		group, _ := resid.ParseGroupVersion(k.APIVersion)
 		groups[group] = true

@@ -70,7 +70,7 @@ func TestKptItemsStayInTheirFiles(t *testing.T) {
 		require.NoError(t, err)
 		placed[path] = append(placed[path], index+" "+item.GetKind()+"/"+item.GetName())
 	}
-	assert.ElementsMatch(t, []string{"0 Service/mnist", "1 Job/mnist-worker", "2 ConfigMap/after"}, placed["jobs.yaml"],
+	assert.ElementsMatch(t, []string{"0 Service/mnist", "1 Service/mnist-worker-0", "2 Job/mnist-worker", "3 ConfigMap/after"}, placed["jobs.yaml"],
 		"the job's objects take its place in its file, and what came after it follows them")
 	assert.Equal(t, []string{"0 TrainFn/trainfn"}, placed["trainfn.yaml"], "a configuration file of the package stays")
 }
@@ -105,7 +105,7 @@ func TestAConfigSharingAFileKeepsItsPlace(t *testing.T) {
 		require.NotContains(t, indexes, index, "%s and %s share an index", indexes[index], item.GetName())
 		indexes[index] = item.GetKind() + "/" + item.GetName()
 	}
-	assert.Equal(t, "TrainFn/trainfn", indexes["3"], "the configuration follows what came before it")
+	assert.Equal(t, "TrainFn/trainfn", indexes["4"], "the configuration follows what came before it")
 }
 
 func TestAConfigWithoutAFileIsConsumed(t *testing.T) {

@@ -21,3 +21,7 @@ else
 fi
 mv .cache/bench/go-new.txt .cache/bench/go.txt
 echo "Go benchmark results written to .cache/bench/go.txt"
+
+echo
+echo "A Service per worker of a PyTorchJob of 1,000 workers (replicaServices: true), against the job's own (false), in this run:"
+.cache/bin/benchstat -filter '.name:ReplicaServices' -col /services .cache/bench/go.txt

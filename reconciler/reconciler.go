@@ -238,7 +238,7 @@ func (r *Reconciler) discover(ctx context.Context, j *job, s *appsv1.StatefulSet
 		Workers: j.podsOf(handoff.RoleWorker), Replicas: phase.Replicas(s), SlotsPerWorker: perWorker,
 		Launcher: launcher, LauncherWorks: launcherWorks, LauncherSlots: launcherSlots,
 	})
-	script := discovery.Script(hosts)
+	script := discovery.Script(hosts, handoff.DiscoverFormat(s.Annotations[handoff.DiscoverFormatAnnotation]))
 	if current, ok := j.config.Data[handoff.DiscoverHostsKey]; !ok || current != script {
 		patch := map[string]any{"data": map[string]string{handoff.DiscoverHostsKey: script}}
 		if err := r.mergePatch(ctx, j.config, patch); err != nil {

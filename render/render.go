@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/trainfn/trainfn/render/downward"
 	"github.com/trainfn/trainfn/render/gang"
 	"github.com/trainfn/trainfn/render/gitops"
 	"github.com/trainfn/trainfn/render/options"
@@ -157,7 +158,7 @@ func run(kind Kind, valid *schemas.Validated, opts options.Options) (result.Outp
 		var gangWarnings []result.Warning
 		scheduling, gangWarnings, errs = gang.Render(g, opts.Gang)
 		out.Objects = append(out.Objects, scheduling...)
-		out.Warnings = append(out.Warnings, gangWarnings...)
+		out.Warnings = slices.Concat(out.Warnings, gangWarnings, downward.Check(g.Members))
 	}
 	if len(errs) > 0 || len(meta) > 0 {
 		return result.Output{Warnings: append(warnings, leftovers...)}, append(meta, errs...)

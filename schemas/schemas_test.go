@@ -75,6 +75,41 @@ func TestNullMeansUnset(t *testing.T) {
 	assert.Nil(t, container.Field("command"), "`command:` without a value is no command, as Kubernetes reads it")
 }
 
+// YAML that means the same validates the same: a null reached through an
+// alias is the null written out.
+func TestNullThroughAnAliasMeansUnset(t *testing.T) {
+	doc := yaml.MustParse(`apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: pi
+spec:
+  mpiReplicaSpecs:
+    Launcher:
+      template:
+        spec:
+          affinity: &none
+          containers:
+          - name: launcher
+            image: app:1
+    Worker:
+      replicas: 1
+      template:
+        spec:
+          affinity: *none
+          containers:
+          - name: worker
+            image: app:1
+            command: *none
+`)
+	v, problems := validate(doc)
+	require.Empty(t, problems)
+	for _, role := range []string{"Launcher", "Worker"} {
+		spec, err := v.Doc.Pipe(yaml.Lookup("spec", "mpiReplicaSpecs", role, "template", "spec"))
+		require.NoError(t, err)
+		assert.Nil(t, spec.Field("affinity"), role)
+	}
+}
+
 func TestValidateLeavesTheDocumentAlone(t *testing.T) {
 	doc := yaml.MustParse(minimal)
 	before := doc.MustString()

@@ -131,7 +131,17 @@ func (t *treeCopy) copy(n *yaml.Node) *yaml.Node {
 	return &c
 }
 
-// dropNulls removes mapping entries whose value is null, recursively.
+// isNull tells a null scalar, directly or through aliases.
+func isNull(n *yaml.Node) bool {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	return n.Kind == yaml.ScalarNode && n.Tag == yaml.NodeTagNull
+}
+
+// dropNulls removes mapping entries whose value is null, recursively: a
+// null written out, or reached through an alias (affinity: *none where
+// the anchor is null), which means the same.
 func dropNulls(n *yaml.Node) {
 	switch n.Kind {
 	case yaml.DocumentNode, yaml.SequenceNode:
@@ -142,7 +152,7 @@ func dropNulls(n *yaml.Node) {
 		kept := n.Content[:0]
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
-			if v.Kind == yaml.ScalarNode && v.Tag == yaml.NodeTagNull {
+			if isNull(v) {
 				continue
 			}
 			dropNulls(v)

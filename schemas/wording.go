@@ -216,16 +216,30 @@ var removedMetadata = map[string]string{
 	"initializers": "1.14",
 }
 
+// renamed are fields a manifest takes from elsewhere than the API it is
+// written for, by path: another name for a field the API has, or a fork's.
+var renamed = map[string]string{
+	"spec.elasticPolicy.backend": "the elastic proposal's Go types call it backend; PyTorchJob's field is spec.elasticPolicy.rdzvBackend (c10d, etcd or etcd-v2)",
+	"spec.launcherResources": "a field of Alibaba's mpi-operator fork, which Arena's charts write; no upstream MPIJob has it: " +
+		"give the launcher's container its resources in its template (mpiReplicaSpecs.Launcher.template.spec.containers[0].resources)",
+	"spec.mountsOnLauncher": "a field of Alibaba's mpi-operator fork, which Arena's charts write; no upstream MPIJob has it: " +
+		"mount the volumes in the launcher's own template (mpiReplicaSpecs.Launcher.template.spec), as in the workers'",
+}
+
 // misplaced explains an unknown field whose name is known from elsewhere:
 // a run policy field at the top of a spec, where older APIs kept it before
 // training-operator's kubeflow.org/v1 and mpi-operator's v2beta1 moved it
-// into runPolicy, or metadata an older API server wrote. "" for any other.
+// into runPolicy, a field another API or a fork names (renamed), or
+// metadata an older API server wrote. "" for any other.
 func misplaced(parent cue.Value, name string, path *field.Path) string {
 	if runPolicy, ok := lookupField(parent, "runPolicy"); ok {
 		if _, ok := lookupField(runPolicy, name); ok && runPolicy.IncompleteKind() == cue.StructKind {
-			return fmt.Sprintf("it belongs in %s.runPolicy.%s (older APIs, pytorch-operator's, tf-operator's and mpi-operator's v1alpha2, read it at the top of spec)",
+			return fmt.Sprintf("it belongs in %s.runPolicy.%s (older APIs, pytorch-operator's, tf-operator's and mpi-operator's v1alpha2, and Alibaba's mpi-operator fork read it at the top of spec)",
 				strings.TrimSuffix(path.String(), "."+name), name)
 		}
+	}
+	if hint, ok := renamed[path.String()]; ok {
+		return hint
 	}
 	// Only the object's own metadata: the API server writes none into a
 	// pod template's.

@@ -1,7 +1,7 @@
 // Package discovery computes an elastic MPIJob's host discovery script
 // (Horovod's --host-discovery-script, as mpi-operator's elastic Horovod
-// proposal uses it) from the job's live pods: one "host:slots" line per pod
-// that can take work now, the launcher first when it also works, then the
+// proposal uses it) from the job's live pods: one line per pod that can
+// take work now, in the format the render asked for, the launcher first when it also works, then the
 // workers in index order.
 package discovery
 
@@ -71,14 +71,14 @@ func Hosts(j Job) []Host {
 	return hosts
 }
 
-// Script is the discovery script for the hosts, in the rendered script's
-// format.
-func Script(hosts []Host) string {
+// Script is the discovery script for the hosts, in the format the render
+// asked for.
+func Script(hosts []Host, format handoff.DiscoverFormat) string {
 	plain := make([]handoff.Host, len(hosts))
 	for i, h := range hosts {
 		plain[i] = h.Host
 	}
-	return handoff.DiscoverHosts(plain)
+	return handoff.DiscoverHosts(plain, format)
 }
 
 // Listed are the hosts a discovery script names.

@@ -1,12 +1,15 @@
 package discovery
 
 import (
+	"regexp"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/trainfn/trainfn/render/handoff"
 )
 
 // podBuilder makes the pods discovery reads, ready and running unless told.
@@ -92,7 +95,8 @@ func TestScript(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			require.Equal(t, tc.want, Script(Hosts(tc.job)))
+			require.Equal(t, tc.want, Script(Hosts(tc.job), handoff.HostSlots))
+			require.Equal(t, regexp.MustCompile(`:\d+\n`).ReplaceAllString(tc.want, "\n"), Script(Hosts(tc.job), handoff.HostOnly), "mpi-operator v2's format")
 		})
 	}
 }
@@ -107,7 +111,9 @@ func TestIndexPrefersTheStatefulSetLabel(t *testing.T) {
 
 func TestListedReadsWhatScriptWrites(t *testing.T) {
 	hosts := Hosts(Job{Workers: pods(worker("0"), worker("1"), worker("2").notReady()), Replicas: 3, SlotsPerWorker: 2})
-	require.Equal(t, map[string]bool{"job-worker-0.job": true, "job-worker-1.job": true}, Listed(Script(hosts)))
+	for _, format := range []handoff.DiscoverFormat{handoff.HostSlots, handoff.HostOnly} {
+		require.Equal(t, map[string]bool{"job-worker-0.job": true, "job-worker-1.job": true}, Listed(Script(hosts, format)))
+	}
 	require.Empty(t, Listed(""))
 }
 

@@ -24,6 +24,7 @@ func (j *Job) Check() field.ErrorList {
 	errs = append(errs, j.checkTasks()...)
 	for _, w := range j.Workers {
 		t := pod.NewTemplate(w.Template, w.Path)
+		errs = append(errs, t.ResourceErrors()...)
 		if j.Volumes != nil {
 			for _, v := range j.Volumes.YNode().Content {
 				if err := t.AddVolume(yaml.CopyYNode(v)); err != nil {

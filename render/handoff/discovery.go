@@ -20,15 +20,36 @@ type Host struct {
 	Slots int32
 }
 
+// DiscoverFormat is how the discovery script prints a host: as the
+// operator of the job's apiVersion printed it, for the scripts written
+// against that operator (horovodrun, and init containers that ssh to each
+// line).
+type DiscoverFormat string
+
+const (
+	// HostSlots prints "host:slots", as training-operator's MPIJob v1
+	// controller did: Horovod reads the slots from the line.
+	HostSlots DiscoverFormat = "host:slots"
+	// HostOnly prints "host", as mpi-operator v2 does (since its commit
+	// b9dbbc5, "Slots are handled through an environment variable"):
+	// horovodrun then takes the slots from --slots-per-host.
+	HostOnly DiscoverFormat = "host"
+)
+
+// DiscoverFormatAnnotation, on an elastic MPIJob's StatefulSet, is the
+// DiscoverFormat the reconciler writes the script in; HostSlots when it
+// is absent (what trainfn wrote before it had the annotation).
+const DiscoverFormatAnnotation = "trainfn.dev/discover-hosts-format"
+
 // DiscoverHosts writes Horovod's host discovery script
-// (--host-discovery-script): one "host:slots" line per host that can take
-// work. Rendered, it lists every host; at run time the reconciler keeps it
-// to the hosts that are up.
-func DiscoverHosts(hosts []Host) string {
+// (--host-discovery-script): one line per host that can take work, in the
+// format given. Rendered, it lists every host; at run time the reconciler
+// keeps it to the hosts that are up.
+func DiscoverHosts(hosts []Host, format DiscoverFormat) string {
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\n")
 	for _, h := range hosts {
-		b.WriteString(DiscoverLine(h.Name, h.Slots) + "\n")
+		b.WriteString(DiscoverLine(h.Name, h.Slots, format) + "\n")
 	}
 	return b.String()
 }
@@ -36,7 +57,10 @@ func DiscoverHosts(hosts []Host) string {
 // DiscoverLine is the discovery script's line for a host, without its
 // newline. A launcher that writes the script itself (a job too large to
 // list its hosts in its ConfigMap) prints the same lines.
-func DiscoverLine(name string, slots int32) string {
+func DiscoverLine(name string, slots int32, format DiscoverFormat) string {
+	if format == HostOnly {
+		return "echo " + name
+	}
 	return "echo " + name + ":" + strconv.Itoa(int(slots))
 }
 
@@ -52,13 +76,17 @@ func ParseSlots(s string) (int32, error) {
 }
 
 // ParseDiscoverHosts reads back the hosts a discovery script written by
-// DiscoverHosts lists, in its order; other lines are not hosts.
+// DiscoverHosts lists, in its order, in either format; a host printed
+// without its slots has -1. Other lines are not hosts.
 func ParseDiscoverHosts(script string) []Host {
 	var hosts []Host
 	for _, m := range discoverLine.FindAllStringSubmatch(script, -1) {
-		slots, err := strconv.ParseInt(m[2], 10, 32)
-		if err != nil {
-			continue
+		slots := int64(-1)
+		if m[2] != "" {
+			var err error
+			if slots, err = strconv.ParseInt(m[2], 10, 32); err != nil {
+				continue
+			}
 		}
 		hosts = append(hosts, Host{Name: m[1], Slots: int32(slots)})
 	}
@@ -66,4 +94,4 @@ func ParseDiscoverHosts(script string) []Host {
 }
 
 // discoverLine matches a line DiscoverLine writes.
-var discoverLine = regexp.MustCompile(`(?m)^echo ([^:\s]+):(\d+)$`)
+var discoverLine = regexp.MustCompile(`(?m)^echo ([^:\s]+)(?::(\d+))?$`)

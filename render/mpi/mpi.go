@@ -69,7 +69,7 @@ func LauncherEnv(impl Implementation, slotsPerWorker int32, agent string) []EnvV
 	case MPICH:
 		return slices.Concat(
 			[]EnvVar{{"HYDRA_HOST_FILE", hostfile}},
-			remote("HYDRA_LAUNCH_EXTRA_ARGS", EnvVar{"HYDRA_LAUNCHER", "rsh"}, EnvVar{"HYDRA_LAUNCHER_EXEC", agent}))
+			remote("HYDRA_LAUNCHER_EXTRA_ARGS", EnvVar{"HYDRA_LAUNCHER", "rsh"}, EnvVar{"HYDRA_LAUNCHER_EXEC", agent}))
 	default:
 		return slices.Concat(
 			// Keep the hostfile's names: they resolve, the short ones do not.
@@ -111,12 +111,16 @@ const DefaultWaitParallel = "32"
 // after the first, two seconds on, probes only the workers that did not
 // answer. It fails, with ssh's last error, when WaitTimeoutEnv seconds pass
 // without another worker answering: a stall is bounded, however many
-// workers there are. Retrying inside one process keeps a slow start from
-// counting against the launcher's backoffLimit. It uses the image's own
-// ssh, with the job's key, the image's ssh_config and the extra ssh
-// arguments the implementation's variables give mpirun (a port, say), so
-// it proves exactly what mpirun will need.
-var WaitForWorkers = waitScript(overSSH)
+// workers there are, and so is each probe where the image has timeout(1).
+// Retrying inside one process keeps a slow start from counting against the
+// launcher's backoffLimit. It uses the image's own ssh, with the job's key,
+// the image's ssh_config and the extra ssh arguments mpirun will use (a
+// port, say): WaitSSHArgsEnv, which the render sets from mpirun's command
+// line, or else the first of the implementation's SSHArgsVars that is set.
+// So it proves exactly what mpirun will need.
+func WaitForWorkers(impl Implementation) string {
+	return waitScript(overSSH(impl))
+}
 
 // WaitForExec is WaitForWorkers for the KubectlExec launch mode: it returns
 // once every worker runs a command through Kubexec, as mpirun's remote
@@ -136,20 +140,30 @@ type remoteShell struct {
 	parallel string
 }
 
-var overSSH = remoteShell{
-	accepts: "accepts SSH",
-	accept:  "accept SSH",
-	check: `if ! command -v ssh >/dev/null 2>&1; then
+func overSSH(impl Implementation) remoteShell {
+	extra := "${" + WaitSSHArgsEnv + "-"
+	closing := "}"
+	for _, v := range SSHArgsVars(impl) {
+		extra += "${" + v + "-"
+		closing += "}"
+	}
+	return remoteShell{
+		accepts: "accepts SSH",
+		accept:  "accept SSH",
+		check: `if ! command -v ssh >/dev/null 2>&1; then
   echo "trainfn: the launcher's image has no ssh, which mpirun needs to start processes on the workers" >&2
   exit 1
 fi
 `,
-	extra: `extra="${OMPI_MCA_plm_rsh_args-} ${I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS-} ${HYDRA_LAUNCH_EXTRA_ARGS-}"
+		extra: `extra="` + extra + closing + `"
+bounded=
+command -v timeout >/dev/null 2>&1 && bounded="timeout $timeout"
 `,
-	probe: `ssh -n -o BatchMode=yes -o ConnectTimeout=5 -o ConnectionAttempts=1 \
+		probe: `$bounded ssh -n -o BatchMode=yes -o ConnectTimeout=5 -o ConnectionAttempts=1 \
       -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
       $extra "$host" true`,
-	parallel: DefaultWaitParallel,
+		parallel: DefaultWaitParallel,
+	}
 }
 
 var overKubectlExec = remoteShell{

@@ -46,8 +46,8 @@ func TestLauncherEnv(t *testing.T) {
 		"I_MPI_PERHOST":                         "3",
 	}, names(LauncherEnv(Intel, 3, "")))
 	assert.Equal(t, map[string]string{
-		"HYDRA_HOST_FILE":         "/etc/mpi/hostfile",
-		"HYDRA_LAUNCH_EXTRA_ARGS": "-o ConnectionAttempts=10",
+		"HYDRA_HOST_FILE":           "/etc/mpi/hostfile",
+		"HYDRA_LAUNCHER_EXTRA_ARGS": "-o ConnectionAttempts=10",
 	}, names(LauncherEnv(MPICH, 3, "")))
 
 	const agent = "/etc/mpi/kubexec.sh"

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -31,13 +32,15 @@ type sshFixture struct {
 	port string
 	sshd *sshtest.Server
 	env  []string
+	// impl is the job's MPI implementation: OpenMPI unless a test says.
+	impl Implementation
 }
 
 func newSSHFixture(t *testing.T) *sshFixture {
 	dir := t.TempDir()
 	port := freePort(t)
 	sshd := sshtest.New(t, dir, "127.0.0.1", port)
-	return &sshFixture{dir: dir, port: port, sshd: sshd, env: []string{
+	return &sshFixture{dir: dir, port: port, sshd: sshd, impl: OpenMPI, env: []string{
 		"OMPI_MCA_plm_rsh_args=-p " + port + " -i " + sshd.Identity,
 	}}
 }
@@ -78,8 +81,8 @@ func (f *sshFixture) startSSHDAfter(t *testing.T, delay time.Duration) <-chan er
 func (f *sshFixture) wait(t *testing.T, hostfile string, timeoutSeconds int) (stdout, stderr string, err error) {
 	path := filepath.Join(f.dir, "hostfile")
 	require.NoError(t, os.WriteFile(path, []byte(hostfile), 0o644))
-	script := strings.ReplaceAll(WaitForWorkers, ConfigDir+"/"+HostfileKey, path)
-	require.NotEqual(t, WaitForWorkers, script, "the script reads the hostfile from its mount")
+	script := strings.ReplaceAll(WaitForWorkers(f.impl), ConfigDir+"/"+HostfileKey, path)
+	require.NotEqual(t, WaitForWorkers(f.impl), script, "the script reads the hostfile from its mount")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -105,6 +108,39 @@ func TestWaitForWorkersWaitsForALateWorker(t *testing.T) {
 	assert.Regexp(t, `trainfn: waiting for (localhost|127\.0\.0\.1) and 1 more \(\d+s\): .*Connection refused`, stdout)
 	assert.Contains(t, stdout, "trainfn: localhost accepts SSH")
 	assert.Contains(t, stdout, "trainfn: 127.0.0.1 accepts SSH")
+}
+
+// The wait reaches the workers through the ssh arguments mpirun will use:
+// those the render found on mpirun's command line, or else the first of
+// the implementation's variables that is set. A variable of lower rank,
+// or one the implementation does not read, points at a port where nothing
+// listens, and must not be the one used.
+func TestWaitForWorkersUsesMpirunsSSHArguments(t *testing.T) {
+	f := newSSHFixture(t)
+	require.NoError(t, <-f.startSSHDAfter(t, 0))
+	f.listening(t)
+	good := "-p " + f.port + " -i " + f.sshd.Identity
+	bad := "-p 1 -i " + f.sshd.Identity
+	for _, impl := range []Implementation{OpenMPI, Intel, MPICH} {
+		sources := append([]string{WaitSSHArgsEnv}, SSHArgsVars(impl)...)
+		for i, source := range sources {
+			t.Run(string(impl)+"/"+source, func(t *testing.T) {
+				f.impl = impl
+				f.env = []string{source + "=" + good}
+				for _, lower := range sources[i+1:] {
+					f.env = append(f.env, lower+"="+bad)
+				}
+				for _, other := range AllSSHArgsVars() {
+					if !slices.Contains(sources, other) {
+						f.env = append(f.env, other+"="+bad)
+					}
+				}
+				stdout, stderr, err := f.wait(t, Hostfile(impl, []handoff.Host{{Name: "localhost", Slots: 1}}), 5)
+				require.NoError(t, err, "env: %v\nstdout: %s\nstderr: %s", f.env, stdout, stderr)
+				assert.Equal(t, "trainfn: localhost accepts SSH\n", stdout)
+			})
+		}
+	}
 }
 
 func TestWaitForWorkersGivesUpWithTheReason(t *testing.T) {

@@ -37,14 +37,14 @@ func (n NumberedHosts) Host(i int) handoff.Host {
 
 // WriteHosts is a script, run as `sh write_hosts.sh FROM TO`, that copies
 // the files of directory FROM into TO and writes beside them the hostfile
-// and the discovery script that Hostfile and handoff.DiscoverHosts would write for
-// first followed by numbered, byte for byte. Its size does not grow with
-// the number of hosts.
-func WriteHosts(impl Implementation, first []handoff.Host, numbered NumberedHosts) string {
+// and the discovery script that Hostfile and handoff.DiscoverHosts (in
+// format) would write for first followed by numbered, byte for byte. Its
+// size does not grow with the number of hosts.
+func WriteHosts(impl Implementation, format handoff.DiscoverFormat, first []handoff.Host, numbered NumberedHosts) string {
 	var listed, discovered strings.Builder
 	for _, h := range first {
 		listed.WriteString("  printf '%s\\n' " + shellQuote(hostLine(impl, h.Name, h.Slots)) + "\n")
-		discovered.WriteString("  printf '%s\\n' " + shellQuote(handoff.DiscoverLine(h.Name, h.Slots)) + "\n")
+		discovered.WriteString("  printf '%s\\n' " + shellQuote(handoff.DiscoverLine(h.Name, h.Slots, format)) + "\n")
 	}
 	// The numbered hosts' lines as printf formats, with %d for the number.
 	name := printfLiteral(numbered.Prefix) + "%d" + printfLiteral(numbered.Suffix)
@@ -55,7 +55,7 @@ func WriteHosts(impl Implementation, first []handoff.Host, numbered NumberedHost
 		"{{listed}}", listed.String(),
 		"{{discovered}}", discovered.String(),
 		"{{hostLine}}", "printf "+shellQuote(hostLine(impl, name, numbered.Slots)+`\n`)+` "$i"`,
-		"{{discoverLine}}", "printf "+shellQuote(handoff.DiscoverLine(name, numbered.Slots)+`\n`)+` "$i"`,
+		"{{discoverLine}}", "printf "+shellQuote(handoff.DiscoverLine(name, numbered.Slots, format)+`\n`)+` "$i"`,
 	).Replace(writeHostsTemplate)
 }
 

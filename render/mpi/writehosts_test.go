@@ -21,20 +21,21 @@ func TestWriteHostsWritesWhatWouldBeListed(t *testing.T) {
 	workers := NumberedHosts{Prefix: "pi-worker-", Suffix: ".pi", Count: 1000, Slots: 4}
 	for name, c := range map[string]struct {
 		impl     Implementation
+		format   handoff.DiscoverFormat
 		first    []handoff.Host
 		numbered NumberedHosts
 	}{
-		"OpenMPI":                   {OpenMPI, nil, workers},
-		"Intel":                     {Intel, nil, workers},
-		"MPICH, launcher works too": {MPICH, []handoff.Host{{Name: "pi-launcher.pi", Slots: 4}}, workers},
+		"OpenMPI":                   {OpenMPI, handoff.HostOnly, nil, workers},
+		"Intel, host:slots":         {Intel, handoff.HostSlots, nil, workers},
+		"MPICH, launcher works too": {MPICH, handoff.HostOnly, []handoff.Host{{Name: "pi-launcher.pi", Slots: 4}}, workers},
 		// Not DNS names, but the script must not read them as shell or printf.
-		"quotes and percents": {OpenMPI, []handoff.Host{{Name: `it's-100%\n`, Slots: 1}},
+		"quotes and percents": {OpenMPI, handoff.HostSlots, []handoff.Host{{Name: `it's-100%\n`, Slots: 1}},
 			NumberedHosts{Prefix: `50%'s\t-`, Suffix: `.$(false)`, Count: 3, Slots: 1}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			from, to := configMapVolume(t, map[string]string{
-				WriteHostsKey:     WriteHosts(c.impl, c.first, c.numbered),
-				WaitForWorkersKey: WaitForWorkers,
+				WriteHostsKey:     WriteHosts(c.impl, c.format, c.first, c.numbered),
+				WaitForWorkersKey: WaitForWorkers(c.impl),
 			}), t.TempDir()
 
 			out, err := exec.Command("/bin/sh", filepath.Join(from, WriteHostsKey), from, to).CombinedOutput()
@@ -42,8 +43,8 @@ func TestWriteHostsWritesWhatWouldBeListed(t *testing.T) {
 
 			hosts := slices.Concat(c.first, c.numbered.Hosts())
 			assertFile(t, filepath.Join(to, HostfileKey), Hostfile(c.impl, hosts), 0o444)
-			assertFile(t, filepath.Join(to, handoff.DiscoverHostsKey), handoff.DiscoverHosts(hosts), 0o555)
-			assertFile(t, filepath.Join(to, WaitForWorkersKey), WaitForWorkers, 0o555)
+			assertFile(t, filepath.Join(to, handoff.DiscoverHostsKey), handoff.DiscoverHosts(hosts, c.format), 0o555)
+			assertFile(t, filepath.Join(to, WaitForWorkersKey), WaitForWorkers(c.impl), 0o555)
 			entries, err := os.ReadDir(to)
 			require.NoError(t, err)
 			assert.Len(t, entries, 4, "the ConfigMap's two files, the hostfile and the discovery script, and no temporary file")
@@ -52,7 +53,7 @@ func TestWriteHostsWritesWhatWouldBeListed(t *testing.T) {
 }
 
 func TestWriteHostsFailsWhenItCannotWrite(t *testing.T) {
-	from := configMapVolume(t, map[string]string{WriteHostsKey: WriteHosts(OpenMPI, nil, NumberedHosts{Prefix: "w-", Count: 3, Slots: 1})})
+	from := configMapVolume(t, map[string]string{WriteHostsKey: WriteHosts(OpenMPI, handoff.HostOnly, nil, NumberedHosts{Prefix: "w-", Count: 3, Slots: 1})})
 	to := filepath.Join(t.TempDir(), "missing")
 	out, err := exec.Command("/bin/sh", filepath.Join(from, WriteHostsKey), from, to).CombinedOutput()
 	assert.Error(t, err, "a launcher without its hostfile must not start: %s", out)

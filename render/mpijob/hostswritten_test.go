@@ -65,7 +65,7 @@ func TestTooManyHostsForTheConfigMapAreWrittenByTheLauncher(t *testing.T) {
 	assert.Equal(t, mpi.Hostfile(job.Implementation, hosts), string(hostfile))
 	discover, err := os.ReadFile(filepath.Join(to, handoff.DiscoverHostsKey))
 	require.NoError(t, err)
-	assert.Equal(t, handoff.DiscoverHosts(hosts), string(discover))
+	assert.Equal(t, handoff.DiscoverHosts(hosts, job.discoverFormat()), string(discover))
 }
 
 func TestHostsThatFitAreListed(t *testing.T) {

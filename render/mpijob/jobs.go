@@ -78,7 +78,9 @@ func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []resu
 		errs = appendErr(errs, t.AddInitContainer(writeHosts(main)))
 	}
 	if remote {
-		errs = appendErr(errs, t.AddInitContainer(waitForWorkers(main, shell, files)))
+		reach := reachOverSSH(job)
+		warnings = append(warnings, reach.warnings...)
+		errs = appendErr(errs, t.AddInitContainer(waitForWorkers(main, shell, files, reach)))
 	}
 
 	return job.Object("batch/v1", "Job", handoff.LauncherName(job.Name), handoff.RoleLabels(job.Name, handoff.RoleLauncher),
@@ -139,8 +141,9 @@ func writeHosts(main *pod.Container) *yaml.Node {
 // waitForWorkers is the launcher's last init container. It runs as the main
 // container does (same image, user, environment and resources), so the
 // remote shell it checks is the one mpirun will use, and it adds nothing to
-// what the pod requests. files is the volume with the hostfile.
-func waitForWorkers(main *pod.Container, shell *yaml.Node, files string) *yaml.Node {
+// what the pod requests. files is the volume with the hostfile; reach
+// gives the ssh arguments of mpirun's command line, which it cannot read.
+func waitForWorkers(main *pod.Container, shell *yaml.Node, files string, reach sshReach) *yaml.Node {
 	c := ynode.Map(
 		"name", waitContainer,
 		"image", copyOf(main.Get("image")),
@@ -155,6 +158,9 @@ func waitForWorkers(main *pod.Container, shell *yaml.Node, files string) *yaml.N
 	// Shown with its default, so it can be patched; a value the launcher's
 	// environment sets wins.
 	pod.ContainerOf(c).AddEnv(mpi.WaitTimeoutEnv, mpi.DefaultWaitTimeout)
+	if reach.flagSet {
+		pod.ContainerOf(c).AddEnv(mpi.WaitSSHArgsEnv, reach.flagArgs)
+	}
 	return c
 }
 

@@ -31,6 +31,10 @@ type Job struct {
 	// empty for the first.
 	MainContainer string
 
+	// DiscoverFormat is how discover_hosts.sh prints a host, as the
+	// version's operator printed it; HostSlots unless it says.
+	DiscoverFormat handoff.DiscoverFormat
+
 	Launcher workload.Replica
 	// Worker is nil for a job that runs on its launcher alone.
 	Worker *workload.Replica
@@ -108,4 +112,12 @@ func (j *Job) workers() int {
 		return 0
 	}
 	return int(j.Worker.Replicas)
+}
+
+// discoverFormat is how discover_hosts.sh prints a host.
+func (j *Job) discoverFormat() handoff.DiscoverFormat {
+	if j.DiscoverFormat == "" {
+		return handoff.HostSlots
+	}
+	return j.DiscoverFormat
 }

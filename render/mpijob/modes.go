@@ -17,8 +17,8 @@ import (
 type mode struct {
 	// agent is mpirun's remote shell; empty for ssh, its default.
 	agent string
-	// wait is wait_for_workers.sh.
-	wait string
+	// wait is wait_for_workers.sh for the job's MPI implementation.
+	wait func(mpi.Implementation) string
 	// files are what the ConfigMap holds for the mode beside the wait.
 	files func(*Job) map[string]string
 	// serve and serveArgs are the workers' command when their template
@@ -34,7 +34,7 @@ func modeOf(m options.LaunchMode) mode {
 	case options.KubectlExec:
 		return mode{
 			agent: mpi.ConfigDir + "/" + mpi.KubexecKey,
-			wait:  mpi.WaitForExec,
+			wait:  func(mpi.Implementation) string { return mpi.WaitForExec },
 			files: func(job *Job) map[string]string {
 				return map[string]string{mpi.KubexecKey: mpi.Kubexec(workerContainer(job))}
 			},
@@ -44,7 +44,7 @@ func modeOf(m options.LaunchMode) mode {
 	case options.Rsh:
 		return mode{
 			agent: mpi.RshAgent,
-			wait:  mpi.WaitForRsh,
+			wait:  func(mpi.Implementation) string { return mpi.WaitForRsh },
 			files: func(*Job) map[string]string {
 				return map[string]string{mpi.ServeRshKey: mpi.ServeRsh, mpi.RshdConfKey: mpi.RshdConf}
 			},

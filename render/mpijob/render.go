@@ -58,6 +58,15 @@ func (j *Job) Check() field.ErrorList {
 	if err := checkElastic(j); err != nil {
 		return field.ErrorList{err}
 	}
+	var errs field.ErrorList
+	for _, r := range []*workload.Replica{&j.Launcher, j.Worker} {
+		if r != nil {
+			errs = append(errs, pod.NewTemplate(r.Template, r.Path).ResourceErrors()...)
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
 	if j.launchMode() == options.Rsh {
 		return checkRsh(j)
 	}
@@ -75,21 +84,21 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 	config := map[string]string{}
 	if j.workers() > 0 {
 		m := modeOf(j.launchMode())
-		config[mpi.WaitForWorkersKey] = m.wait
+		config[mpi.WaitForWorkersKey] = m.wait(j.Implementation)
 		maps.Copy(config, m.files(j))
 	}
 	hosts := slices.Concat(first, workers.Hosts())
 	listed := map[string]string{mpi.HostfileKey: mpi.Hostfile(j.Implementation, hosts)}
 	if j.elastic() == nil {
 		// An elastic job's discovery script is the reconciler's to write.
-		listed[handoff.DiscoverHostsKey] = handoff.DiscoverHosts(hosts)
+		listed[handoff.DiscoverHostsKey] = handoff.DiscoverHosts(hosts, j.discoverFormat())
 	}
 	// Too many hosts to list in the ConfigMap: the launcher writes the
 	// same files when it starts. Not for an elastic job, whose discovery
 	// script the reconciler keeps in the ConfigMap.
 	writesHosts := dataSize(config)+dataSize(listed) > maxConfigMapBytes && j.elastic() == nil
 	if writesHosts {
-		config[mpi.WriteHostsKey] = mpi.WriteHosts(j.Implementation, first, workers)
+		config[mpi.WriteHostsKey] = mpi.WriteHosts(j.Implementation, j.discoverFormat(), first, workers)
 	} else {
 		maps.Copy(config, listed)
 	}
@@ -202,6 +211,7 @@ func handOff(job *Job, workers *yaml.RNode) {
 		a[handoff.ElasticWorkers] = e.String()
 		a[handoff.Workers] = strconv.Itoa(job.workers())
 		a[handoff.SlotsPerWorker] = strconv.Itoa(int(job.SlotsPerWorker))
+		a[handoff.DiscoverFormatAnnotation] = string(job.discoverFormat())
 		if job.RunLauncherAsWorker {
 			a[handoff.LauncherSlots] = strconv.Itoa(int(job.SlotsPerWorker))
 		}

@@ -23,6 +23,9 @@ type v1alpha1Spec struct {
 	ProcessingResourceType string `json:"processingResourceType"`
 	Replicas               *int32 `json:"replicas"`
 	GPUs                   *int32 `json:"gpus"`
+	GPUsPerNode            *int32 `json:"gpusPerNode"`
+	ProcessingUnits        *int32 `json:"processingUnits"`
+	ProcessingUnitsPerNode *int32 `json:"processingUnitsPerNode"`
 	SlotsPerWorker         *int32 `json:"slotsPerWorker"`
 	LauncherOnMaster       bool   `json:"launcherOnMaster"`
 	BackoffLimit           *int32 `json:"backoffLimit"`
@@ -80,6 +83,7 @@ func fromV1alpha1(v *schemas.Validated, opts options.Options) (*Job, []result.Wa
 	// mpirun: upstream's workers idled in its place, here they serve the
 	// launch mode's remote shell.
 	warnings := workerCommand(worker, path, opts)
+	warnings = append(warnings, oneUnitWorkers(spec)...)
 	launcher := template.Copy()
 	if err := launcher.PipeE(yaml.Lookup("spec", "containers", "0"), yaml.Clear("resources")); err != nil {
 		return nil, nil, err
@@ -146,6 +150,26 @@ func workerCommand(worker *yaml.RNode, path *field.Path, opts options.Options) [
 	return []result.Warning{{Field: container.Child(cleared[0]),
 		Message: "run by the launcher alone: one template serves every pod of a v1alpha1 MPIJob, and mpi-operator's workers ran sleep 365d in place of its " +
 			strings.Join(cleared, " and ") + "; here they run " + modeOf(opts.MPI.LaunchMode).serves}}
+}
+
+// oneUnitWorkers tells of a total split by the default of one unit per
+// node: mpi-operator took the per-node amount from its own flags
+// (--gpus-per-node, --processing-units-per-node, 1 unless set), which a
+// cluster set once for its nodes, so a manifest written for it rarely
+// says; split by 1, a total of 128 GPUs makes 128 one-GPU workers.
+func oneUnitWorkers(s v1alpha1Spec) []result.Warning {
+	if s.allocation.Total <= 1 || s.GPUsPerNode != nil || s.ProcessingUnitsPerNode != nil {
+		return nil
+	}
+	total := sizedBy(s)
+	perNode, flag := "processingUnitsPerNode", "--processing-units-per-node"
+	if total == "gpus" {
+		perNode, flag = "gpusPerNode", "--gpus-per-node"
+	}
+	return []result.Warning{{Field: field.NewPath("spec", total), Message: fmt.Sprintf(
+		"splits into %d workers of 1 %s each: mpi-operator split a total by the per-node amount its deployment was given (%s, 1 unless set), "+
+			"which the manifest does not say; set spec.%s to how many one node has (%s: %d with %s: 8 makes %d workers of 8)",
+		s.allocation.Workers, s.ProcessingResourceType, flag, perNode, total, s.allocation.Total, perNode, max(s.allocation.Total/8, 1))}}
 }
 
 // sizedBy names the field that sizes the workers.

@@ -53,5 +53,6 @@ func fromV2beta1(v *schemas.Validated, opts options.Options) (*Job, error) {
 		}
 	}
 	job.SSHAuthMountPath = spec.SSHAuthMountPath
+	job.DiscoverFormat = handoff.HostOnly
 	return job, nil
 }

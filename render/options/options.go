@@ -66,9 +66,10 @@ const noGang = "None"
 // Options are a job's rendering choices. The zero value is trainfn's
 // default: SSH, no gang scheduling.
 type Options struct {
-	MPI  MPI  `json:"mpi"`
-	Gang Gang `json:"gangScheduling"`
-	DI   DI   `json:"di"`
+	MPI     MPI     `json:"mpi"`
+	PyTorch PyTorch `json:"pytorch"`
+	Gang    Gang    `json:"gangScheduling"`
+	DI      DI      `json:"di"`
 	// ElasticWorkers is nil for a job whose worker count is the rendered
 	// one; it is set by the job's annotation alone.
 	ElasticWorkers *handoff.Bounds `json:"-"`
@@ -81,6 +82,16 @@ type MPI struct {
 	// empty when the launcher's image has kubectl.
 	KubectlDeliveryImage string `json:"kubectlDeliveryImage"`
 }
+
+// PyTorch are the choices for PyTorchJobs.
+type PyTorch struct {
+	// ReplicaServices renders a Service for every worker, as
+	// training-operator creates them; nil means true.
+	ReplicaServices *bool `json:"replicaServices"`
+}
+
+// EveryReplicaServed tells whether every worker gets a Service of its name.
+func (p PyTorch) EveryReplicaServed() bool { return p.ReplicaServices == nil || *p.ReplicaServices }
 
 // Gang are the choices for gang scheduling.
 type Gang struct {

@@ -210,6 +210,24 @@ func ContainerOf(node *yaml.Node) *Container { return &Container{node: node} }
 // Path locates the container in the job spec; nil for one trainfn built.
 func (c *Container) Path() *field.Path { return c.path }
 
+// Node is the container's YAML.
+func (c *Container) Node() *yaml.Node { return c.node }
+
+// Env is the value of a variable the container's env sets, and whether the
+// kubelet resolves it instead (valueFrom): both empty when it is not set
+// there (envFrom may still set it).
+func (c *Container) Env(name string) (value string, resolved bool) {
+	env := c.Get("env")
+	if i := indexOfName(env, name); i >= 0 {
+		e := env.Content[i]
+		if ynode.Get(e, "valueFrom") != nil {
+			return "", true
+		}
+		return ynode.ScalarValue(ynode.Get(e, "value")), false
+	}
+	return "", false
+}
+
 // Get returns a field of the container, or nil.
 func (c *Container) Get(name string) *yaml.Node { return ynode.Get(c.node, name) }
 

@@ -41,6 +41,9 @@ type Job struct {
 	// Scaling is nil unless the worker count changes at run time, within
 	// these bounds; the workers then run as a StatefulSet.
 	Scaling *handoff.Bounds
+
+	// ReplicaServices gives every worker a Service of its name.
+	ReplicaServices bool
 }
 
 // ElasticPolicy is spec.elasticPolicy with upstream's defaults applied.

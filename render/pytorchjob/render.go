@@ -45,6 +45,7 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 	out.Objects = append(out.Objects, j.services()...)
 	if master != nil {
 		out.Warnings = append(out.Warnings, dropHostname(master, "the Indexed Job names the master's host "+handoff.MasterHostname(j.Name))...)
+		out.Warnings = append(out.Warnings, podNameWarnings(master, handoff.MasterHostname(j.Name))...)
 		master.AddLabels(map[string]string{handoff.ReplicaIndexLabel: "0"}, true)
 		setEnv(master, j.env(p, 0))
 		m := j.Object("batch/v1", "Job", handoff.MasterName(j.Name), handoff.RoleLabels(j.Name, handoff.RoleMaster),
@@ -56,6 +57,13 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 		return out, g, nil
 	}
 	out.Warnings = append(out.Warnings, dropHostname(worker, "worker i's host is "+handoff.WorkersName(j.Name)+"-<i>")...)
+	switch {
+	case j.ranksPerWorker():
+		out.Warnings = append(out.Warnings, podNameWarnings(worker, handoff.WorkersName(j.Name)+"-$((RANK - 1))")...)
+	case !j.scaledAtRunTime():
+		// A StatefulSet's pod is named as its host.
+		out.Warnings = append(out.Warnings, podNameWarnings(worker, handoff.WorkersName(j.Name)+"-$JOB_COMPLETION_INDEX")...)
+	}
 	if host, name := j.waitsFor(); host != "" {
 		if err := worker.AddInitContainer(waitFor(name, host, worker.Container(pytorchContainer))); err != nil {
 			return result.Output{}, gang.Gang{}, field.ErrorList{err}
@@ -163,33 +171,63 @@ func (j *Job) Check() field.ErrorList {
 				"set minReplicas to 1, or drop standalone to meet at PET_RDZV_ENDPOINT", e.MinReplicas)))
 	}
 	for _, r := range []*workload.Replica{j.Master, j.Worker} {
-		if r != nil && pod.NewTemplate(r.Template, r.Path).Container(pytorchContainer) == nil {
+		if r == nil {
+			continue
+		}
+		t := pod.NewTemplate(r.Template, r.Path)
+		if t.Container(pytorchContainer) == nil {
 			errs = append(errs, field.Required(r.Path.Child("spec", "containers"), "a container named "+pytorchContainer))
 		}
+		errs = append(errs, t.ResourceErrors()...)
 	}
 	return errs
 }
 
 // services are the headless Services that name the job's pods: <job>, under
-// which every pod's hostname resolves, and, as training-operator names them,
-// <job>-master-0 for MASTER_ADDR and <job>-worker-0 for the default
-// rendezvous endpoint. Those two are the pods' hostnames, which torchrun and
-// scripts compare addresses with, and resolve in any namespace.
+// which every pod's hostname resolves, and, as training-operator creates
+// one for every replica, <job>-master-0 and <job>-worker-<i>, each of one
+// pod. Launchers address replicas by those names (MASTER_ADDR,
+// --rdzv-endpoint=<job>-worker-0, --master_addr <job>-worker-0), which are
+// also the pods' hostnames, which torchrun and scripts compare addresses
+// with; they resolve in any namespace.
 func (j *Job) services() []*yaml.RNode {
 	services := []*yaml.RNode{j.HeadlessService(handoff.ServiceName(j.Name), handoff.JobLabels(j.Name))}
 	if j.Master != nil {
 		services = append(services, j.HeadlessService(handoff.MasterHostname(j.Name), handoff.RoleLabels(j.Name, handoff.RoleMaster)))
 	}
-	if j.Elastic != nil && j.Elastic.RDZVHost == nil {
-		selector := handoff.RoleLabels(j.Name, handoff.RoleWorker)
-		if j.scaledAtRunTime() {
-			selector[appsv1.StatefulSetPodNameLabel] = handoff.WorkerHostname(j.Name, 0)
-		} else {
-			selector[batchv1.JobCompletionIndexAnnotation] = "0"
+	if j.Worker == nil {
+		return services
+	}
+	if !j.ReplicaServices {
+		// The rendezvous' name alone, where workers meet by default.
+		if j.Elastic != nil && j.Elastic.RDZVHost == nil {
+			services = append(services, j.workerService(0))
 		}
-		services = append(services, j.HeadlessService(handoff.WorkerHostname(j.Name, 0), selector))
+		return services
+	}
+	n := j.Worker.Replicas
+	if j.scaledAtRunTime() {
+		// Every index the workers may reach has its name from the start.
+		n = j.Scaling.Max
+	}
+	for i := range int(n) {
+		services = append(services, j.workerService(i))
 	}
 	return services
+}
+
+// workerService is worker i's Service, which selects its one pod.
+func (j *Job) workerService(i int) *yaml.RNode {
+	selector := handoff.RoleLabels(j.Name, handoff.RoleWorker)
+	switch {
+	case j.scaledAtRunTime():
+		selector[appsv1.StatefulSetPodNameLabel] = handoff.WorkerHostname(j.Name, i)
+	case j.ranksPerWorker():
+		selector[handoff.ReplicaIndexLabel] = strconv.Itoa(i)
+	default:
+		selector[batchv1.JobCompletionIndexAnnotation] = strconv.Itoa(i)
+	}
+	return j.HeadlessService(handoff.WorkerHostname(j.Name, i), selector)
 }
 
 // indexed are the fields of an Indexed Job of n pods: pod i's hostname is
@@ -332,6 +370,13 @@ func jobWarnings(job *Job) []result.Warning {
 			warnings = append(warnings, result.Warning{
 				Field:   field.NewPath("spec", "elasticPolicy", "standalone"),
 				Message: "each pod's torchrun meets only itself on its own localhost (--standalone): every pod of the job, and any worker added later, trains alone",
+			})
+		}
+		if (e.RDZVBackend == "etcd" || e.RDZVBackend == "etcd-v2") && e.RDZVHost == nil {
+			warnings = append(warnings, result.Warning{
+				Field: field.NewPath("spec", "elasticPolicy", "rdzvBackend"),
+				Message: fmt.Sprintf("the %s rendezvous meets in an etcd server, and without rdzvHost it is sought at %s, as training-operator set it, where no etcd runs: "+
+					"set rdzvHost and rdzvPort to your etcd's Service, or use rdzvBackend c10d, which worker 0's torchrun serves itself", e.RDZVBackend, job.rendezvousHost()),
 			})
 		}
 		if job.Master != nil {

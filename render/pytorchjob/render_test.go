@@ -3,14 +3,17 @@ package pytorchjob
 import (
 	"bytes"
 	"context"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -18,6 +21,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/render/workload"
 )
@@ -37,9 +41,10 @@ func checkAndBuild(job *Job) (result.Output, field.ErrorList) {
 
 func newJob(name string) *jobBuilder {
 	return &jobBuilder{job: Job{
-		Owner:        workload.Owner{Name: name},
-		NprocPerNode: "auto",
-		RunPolicy:    workload.RunPolicy{CleanPodPolicy: "None"},
+		Owner:           workload.Owner{Name: name},
+		NprocPerNode:    "auto",
+		RunPolicy:       workload.RunPolicy{CleanPodPolicy: "None"},
+		ReplicaServices: true,
 	}}
 }
 
@@ -174,8 +179,11 @@ func TestElasticRendezvousDefaultsToWorkerZerosPort(t *testing.T) {
 	assert.Equal(t, "e-worker-0:30000", env(t, b.render(t)["e-worker"])["PET_RDZV_ENDPOINT"])
 }
 
-func TestServicesNameMasterAndRendezvous(t *testing.T) {
-	out, errs := checkAndBuild(&newJob("e").master().workers(2).elastic(1, 2).job)
+// services are the headless Services of a job's output, by name, with
+// their selectors.
+func services(t *testing.T, job *Job) map[string]map[string]string {
+	t.Helper()
+	out, errs := checkAndBuild(job)
 	require.Empty(t, errs)
 	services := map[string]map[string]string{}
 	for _, o := range out.Objects {
@@ -188,10 +196,52 @@ func TestServicesNameMasterAndRendezvous(t *testing.T) {
 			services[svc.Name] = svc.Spec.Selector
 		}
 	}
-	require.Len(t, services, 3)
-	assert.Equal(t, "master", services["e-master-0"]["training.kubeflow.org/job-role"])
-	assert.Equal(t, "0", services["e-worker-0"][batchv1.JobCompletionIndexAnnotation])
-	assert.NotContains(t, services["e"], "training.kubeflow.org/job-role", "the job's Service names every pod")
+	return services
+}
+
+// As training-operator does, every replica has a Service of its own name,
+// <job>-<type>-<i>, which selects its one pod however the workers run.
+func TestEveryReplicaHasAService(t *testing.T) {
+	scaled := newJob("s").workers(2).elastic(1, 4)
+	scaled.job.Scaling = &handoff.Bounds{Min: 1, Max: 4}
+	for name, tt := range map[string]struct {
+		job *Job
+		// key is the label that tells worker i's pod apart, and
+		// value its value for worker 1.
+		key, value string
+		names      []string
+	}{
+		"static with a master": {&newJob("s").master().workers(2).job, handoff.ReplicaIndexLabel, "1",
+			[]string{"s", "s-master-0", "s-worker-0", "s-worker-1"}},
+		"static without a master": {&newJob("s").workers(2).job, batchv1.JobCompletionIndexAnnotation, "1",
+			[]string{"s", "s-worker-0", "s-worker-1"}},
+		"elastic with a master": {&newJob("s").master().workers(2).elastic(1, 2).job, batchv1.JobCompletionIndexAnnotation, "1",
+			[]string{"s", "s-master-0", "s-worker-0", "s-worker-1"}},
+		"scaled at run time, up to its most": {&scaled.job, appsv1.StatefulSetPodNameLabel, "s-worker-1",
+			[]string{"s", "s-worker-0", "s-worker-1", "s-worker-2", "s-worker-3"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := services(t, tt.job)
+			assert.ElementsMatch(t, tt.names, slices.Collect(maps.Keys(got)))
+			assert.Equal(t, tt.value, got["s-worker-1"][tt.key])
+			assert.Equal(t, "worker", got["s-worker-1"]["training.kubeflow.org/job-role"])
+			if _, ok := got["s-master-0"]; ok {
+				assert.Equal(t, "master", got["s-master-0"]["training.kubeflow.org/job-role"])
+			}
+			assert.NotContains(t, got["s"], "training.kubeflow.org/job-role", "the job's Service names every pod")
+		})
+	}
+}
+
+// Without a Service per worker, the job keeps the names its pods need:
+// its own, the master's, and an elastic job's default rendezvous.
+func TestReplicaServicesOff(t *testing.T) {
+	static := newJob("s").master().workers(3)
+	static.job.ReplicaServices = false
+	assert.ElementsMatch(t, []string{"s", "s-master-0"}, slices.Collect(maps.Keys(services(t, &static.job))))
+	elastic := newJob("s").workers(3).elastic(1, 3)
+	elastic.job.ReplicaServices = false
+	assert.ElementsMatch(t, []string{"s", "s-worker-0"}, slices.Collect(maps.Keys(services(t, &elastic.job))))
 }
 
 func TestExitCodeFailsTheJobOnProgramErrors(t *testing.T) {
@@ -318,4 +368,69 @@ func TestTrainingOperatorLeavesJobsToKubernetes(t *testing.T) {
 	assert.Empty(t, spec.Policy(trainingOperator).ManagedBy)
 	spec.ManagedBy = "kueue.x-k8s.io/multikueue"
 	assert.Equal(t, "kueue.x-k8s.io/multikueue", spec.Policy(trainingOperator).ManagedBy)
+}
+
+// A pod's name given as its address resolves nowhere under trainfn: the
+// render says which name does.
+func TestPodNameAsAnAddressWarns(t *testing.T) {
+	const template = `{spec: {containers: [{name: pytorch, image: train:1,
+  env: [{name: POD_NAME, valueFrom: {fieldRef: {fieldPath: metadata.name}}}],
+  command: [bash, -c, "echo $POD_NAME; torchrun --local_addr=$POD_NAME train.py"]}]}}`
+	for name, tt := range map[string]struct {
+		job  *jobBuilder
+		want []string
+	}{
+		"Indexed workers":               {newJob("j").workers(2).elastic(1, 2), []string{"j-worker-$JOB_COMPLETION_INDEX"}},
+		"a master and a Job per worker": {newJob("j").master().workers(2), []string{"j-master-0", "j-worker-$((RANK - 1))"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			for _, r := range []*workload.Replica{tt.job.job.Master, tt.job.job.Worker} {
+				if r != nil {
+					r.Template = yaml.MustParse(template)
+				}
+			}
+			out, errs := checkAndBuild(&tt.job.job)
+			require.Empty(t, errs)
+			var got []string
+			for _, w := range out.Warnings {
+				if strings.Contains(w.Message, "POD_NAME") {
+					assert.Contains(t, w.Message, "POD_NAME is the pod's name (metadata.name), given as an address to --local_addr")
+					got = append(got, w.Message[strings.LastIndex(w.Message, "hostname is the node's, ")+len("hostname is the node's, "):])
+				}
+			}
+			assert.Equal(t, tt.want, got, "one warning per template, for the address alone, not the echo")
+		})
+	}
+	scaled := newJob("j").workers(2).elastic(1, 3)
+	scaled.job.Scaling = &handoff.Bounds{Min: 1, Max: 3}
+	scaled.job.Worker.Template = yaml.MustParse(template)
+	out, errs := checkAndBuild(&scaled.job)
+	require.Empty(t, errs)
+	for _, w := range out.Warnings {
+		assert.NotContains(t, w.Message, "POD_NAME", "a StatefulSet's pod is named as its host")
+	}
+}
+
+// An etcd rendezvous needs an etcd server, which no one runs at the
+// default endpoint, worker 0.
+func TestEtcdRendezvousWithoutAHostWarns(t *testing.T) {
+	for _, backend := range []string{"etcd", "etcd-v2"} {
+		b := newJob("j").workers(2).elastic(1, 2)
+		b.job.Elastic.RDZVBackend = backend
+		out, errs := checkAndBuild(&b.job)
+		require.Empty(t, errs)
+		var messages []string
+		for _, w := range out.Warnings {
+			messages = append(messages, w.Field.String()+": "+w.Message)
+		}
+		assert.Contains(t, messages, "spec.elasticPolicy.rdzvBackend: the "+backend+" rendezvous meets in an etcd server, and without rdzvHost it is sought at j-worker-0, "+
+			"as training-operator set it, where no etcd runs: set rdzvHost and rdzvPort to your etcd's Service, or use rdzvBackend c10d, which worker 0's torchrun serves itself")
+
+		host := "etcd"
+		b.job.Elastic.RDZVHost = &host
+		out, _ = checkAndBuild(&b.job)
+		for _, w := range out.Warnings {
+			assert.NotContains(t, w.Message, "etcd server")
+		}
+	}
 }

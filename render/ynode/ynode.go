@@ -148,7 +148,21 @@ var sexagesimal = regexp.MustCompile(`^[-+]?([1-9][0-9_]*(:[0-5]?[0-9])+|[0-9][0
 // plain scalar s for something other than a string: kyaml's test, base-60
 // numbers, and "=", YAML 1.1's value key, which PyYAML refuses.
 func readsAsNonStringInYAML11(s string) bool {
-	return s == "=" || mayReadAsNonString(s) && (yaml.IsValueNonString(s) || sexagesimal.MatchString(s))
+	return s == "=" || decimal(s) || mayReadAsNonString(s) && (yaml.IsValueNonString(s) || sexagesimal.MatchString(s))
+}
+
+// decimal tells a run of decimal digits, an integer to every YAML reader
+// (an index, a count), without parsing it.
+func decimal(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // mayReadAsNonString is a cheap first look before kyaml's exact test, which

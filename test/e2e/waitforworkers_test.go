@@ -35,7 +35,9 @@ import (
 //     API server, with their modes;
 //   - /etc/hostname is the pod's hostname;
 //   - the worker pods' IPs, as kwok assigned them, are served by one real
-//     sshd;
+//     sshd, whose sessions run /bin/sh as an image's root account does,
+//     not this machine's root shell with its dotfiles (a bashrc that waits
+//     on a lock would stall every probe);
 //   - names resolve through /etc/hosts, written from the namespace's
 //     EndpointSlices the way cluster DNS answers for headless Services (no
 //     cluster DNS server runs here). A hostfile name the Services do not
@@ -87,6 +89,7 @@ func checkWaitForWorkers(t *testing.T, ns string, launcher *corev1.Pod) {
 	require.NoError(t, os.MkdirAll(filepath.Join(etc, "ssh"), 0o755))
 	hostfile := projectConfigMap(t, ns, launcher, container, etc)
 	require.NoError(t, os.WriteFile(filepath.Join(etc, "hostname"), []byte(launcher.Spec.Hostname+"\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(etc, "passwd"), imageAccounts(t), 0o644))
 
 	names, err := endpointNames(context.Background(), ns)
 	require.NoError(t, err)
@@ -127,6 +130,22 @@ func checkWaitForWorkers(t *testing.T, ns string, launcher *corev1.Pod) {
 		require.Contains(t, out.String(), "trainfn: "+host+" accepts SSH\n")
 	}
 	t.Logf("wait-for-workers of %s:\n%s", launcher.Name, strings.TrimSpace(out.String()))
+}
+
+// imageAccounts is this machine's /etc/passwd with root's login shell
+// /bin/sh, which reads no startup file for a command, as in most images.
+func imageAccounts(t *testing.T) []byte {
+	passwd, err := os.ReadFile("/etc/passwd")
+	require.NoError(t, err)
+	lines := strings.Split(string(passwd), "\n")
+	for i, line := range lines {
+		fields := strings.Split(line, ":")
+		if len(fields) == 7 && fields[0] == "root" {
+			fields[6] = "/bin/sh"
+			lines[i] = strings.Join(fields, ":")
+		}
+	}
+	return []byte(strings.Join(lines, "\n"))
 }
 
 // projectConfigMap writes the items of the ConfigMap volume the container

@@ -27,7 +27,7 @@ import (
 func TestKubectlDelivery(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), scenario)
 	defer cancel()
-	name, _ := readJob(t, "openmpi-kubectl-exec.yaml")
+	name, _, _ := readJob(t, "openmpi-kubectl-exec.yaml")
 	out := render(t, "openmpi-kubectl-exec.yaml")
 	c := newCluster(t, ctx, out, "openmpi", name)
 	c.image.addKubectl(t)

@@ -85,7 +85,7 @@ func TestMPIRun(t *testing.T) {
 func runJob(t *testing.T, manifest, mpi string, late int, shell string) {
 	ctx, cancel := context.WithTimeout(context.Background(), scenario)
 	defer cancel()
-	name, slots := readJob(t, manifest)
+	name, slots, apiVersion := readJob(t, manifest)
 	out := render(t, manifest)
 	c := newCluster(t, ctx, out, mpi, name)
 	if shell == "rsh" {
@@ -141,13 +141,18 @@ func runJob(t *testing.T, manifest, mpi string, late int, shell string) {
 	c.ready(l)
 
 	// Horovod's discovery contract, run as `kubectl exec` would in the
-	// launcher's main container: executable as it is mounted, one
-	// host:slots line per worker, in index order.
+	// launcher's main container: executable as it is mounted, one line per
+	// worker, in index order, in the format of the apiVersion's operator:
+	// the host alone for mpi-operator v2, host:slots for the others.
 	discover := c.run(l, main, []string{"/etc/mpi/discover_hosts.sh"})
 	require.NoError(t, c.await(discover), discover.output())
 	var want strings.Builder
 	for _, w := range workers {
-		fmt.Fprintf(&want, "%s:%d\n", host(w), slots)
+		if apiVersion == "kubeflow.org/v2beta1" {
+			fmt.Fprintf(&want, "%s\n", host(w))
+		} else {
+			fmt.Fprintf(&want, "%s:%d\n", host(w), slots)
+		}
 	}
 	assert.Equal(t, want.String(), discover.output())
 

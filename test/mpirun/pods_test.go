@@ -359,7 +359,8 @@ func (ct *container) output() string { return ct.out.String() }
 // job is what the test reads of a manifest of testdata itself: the job's
 // name, and the slots it asks for on each worker (1 unless it says).
 type job struct {
-	Metadata struct {
+	APIVersion string `json:"apiVersion"`
+	Metadata   struct {
 		Name string `json:"name"`
 	} `json:"metadata"`
 	Spec struct {
@@ -367,14 +368,14 @@ type job struct {
 	} `json:"spec"`
 }
 
-func readJob(t *testing.T, manifest string) (name string, slots int) {
+func readJob(t *testing.T, manifest string) (name string, slots int, apiVersion string) {
 	f, err := os.Open(filepath.Join("testdata", manifest))
 	require.NoError(t, err)
 	defer f.Close()
 	var j job
 	require.NoError(t, yaml.NewYAMLOrJSONDecoder(f, 4096).Decode(&j))
 	if j.Spec.SlotsPerWorker == nil {
-		return j.Metadata.Name, 1
+		return j.Metadata.Name, 1, j.APIVersion
 	}
-	return j.Metadata.Name, *j.Spec.SlotsPerWorker
+	return j.Metadata.Name, *j.Spec.SlotsPerWorker, j.APIVersion
 }

@@ -34,7 +34,8 @@ func TestElasticDiscoveryFollowsScaling(t *testing.T) {
 		}
 		var want []string
 		for i := range workers {
-			want = append(want, fmt.Sprintf("elastic-worker-%d.elastic:1", i))
+			// mpi-operator v2's format: the host alone.
+			want = append(want, fmt.Sprintf("elastic-worker-%d.elastic", i))
 		}
 		s.seesHosts(launcher, strings.Join(want, " "), 3*time.Minute)
 		t.Logf("%d workers: the launcher listed them %s after the change", workers, time.Since(began).Round(10*time.Millisecond))

@@ -43,6 +43,7 @@ func TestMPIJobsRunToCompletion(t *testing.T) {
 		{manifest: "testdata/pi-v1alpha1.yaml", name: "pi-v1alpha1", ranks: 2, workers: 2},
 		{manifest: "testdata/pi-v1alpha1-exec.yaml", name: "pi-v1alpha1-exec", ranks: 2, workers: 2, config: deliveryConfig()},
 		{manifest: "testdata/pi-rsh.yaml", name: "pi-rsh", ranks: 2, workers: 2},
+		{manifest: "testdata/pi-sshd-port.yaml", name: "pi-sshd-port", ranks: 2, workers: 2, uid: 1000},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -65,6 +66,29 @@ func TestMPIJobsRunToCompletion(t *testing.T) {
 			if tt.cleaned {
 				s.workersGone(tt.name, time.Minute)
 			}
+		})
+	}
+}
+
+// TestDiscoverHostsInTheOperatorsFormat runs launchers that ssh to every
+// host discover_hosts.sh prints, each reading its lines as scripts written
+// for the operator of its apiVersion do: bare hosts for mpi-operator v2,
+// host:slots for training-operator's v1.
+func TestDiscoverHostsInTheOperatorsFormat(t *testing.T) {
+	for _, tt := range []struct{ manifest, name, reached string }{
+		{"testdata/discover-hosts-v2beta1.yaml", "discover-v2beta1", "reached %[1]s-worker-%[2]d.%[1]s, on %[1]s-worker-%[2]d"},
+		{"testdata/discover-hosts-v1.yaml", "discover-v1", "reached %[1]s-worker-%[2]d.%[1]s with 1 slots, on %[1]s-worker-%[2]d"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := submit(t, []string{tt.manifest}, nil)
+			s.succeed(tt.name+"-launcher", jobTimeout)
+			out := s.logs("batch.kubernetes.io/job-name="+tt.name+"-launcher", "")
+			t.Logf("the launcher printed:\n%s", out)
+			for i := range 2 {
+				assert.Contains(t, out, fmt.Sprintf(tt.reached, tt.name, i)+"\n")
+			}
+			assert.Regexp(t, piLine, out)
 		})
 	}
 }

@@ -27,6 +27,12 @@ func TestPyTorchJobsRunToCompletion(t *testing.T) {
 		// A Master and two Workers, torchrun's static rendezvous at the
 		// master's Service.
 		{manifest: "testdata/torch-static.yaml", name: "torch-static", world: 3, pods: 3},
+		// Two Workers and no Master, meeting at worker 0 by its
+		// per-replica Service's name.
+		{manifest: "testdata/torch-replica-names.yaml", name: "torch-names", world: 2, pods: 2},
+		// The elastic proposal's example: two Workers at worker 0's c10d
+		// rendezvous, started as python -m torch.distributed.run.
+		{manifest: "testdata/torch-elastic-proposal.yaml", name: "elastic-example-imagenet", world: 2, pods: 2},
 		// One pod, two processes, torchrun's standalone rendezvous.
 		{manifest: "testdata/torch-standalone.yaml", name: "torch-standalone", world: 2, pods: 1},
 	} {

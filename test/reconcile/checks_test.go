@@ -58,9 +58,11 @@ func (j *job) checkDiscovery(ctx context.Context, want []int) error {
 		return err
 	}
 	got, ok := cm.Data["discover_hosts.sh"]
-	expected := j.script(s, want)
-	fromCluster := j.script(s, works(s, workers, launchers))
+	expected := j.script(want)
+	fromCluster := j.script(works(s, workers, launchers))
 	switch {
+	case s.Annotations[handoff.DiscoverFormatAnnotation] != string(handoff.HostOnly):
+		return fmt.Errorf("the StatefulSet asks for discovery in the format %q, not mpi-operator v2's %q", s.Annotations[handoff.DiscoverFormatAnnotation], handoff.HostOnly)
 	case !ok:
 		return fmt.Errorf("no discover_hosts.sh in %s; pods: %s", cm.Name, describe(workers))
 	case got != expected:
@@ -101,16 +103,18 @@ func works(s *appsv1.StatefulSet, workers, launchers []corev1.Pod) []int {
 	return append(hosts, indexes...)
 }
 
-// script is the discovery script of hosts, as Horovod reads it.
-func (j *job) script(s *appsv1.StatefulSet, hosts []int) string {
+// script is the discovery script of hosts, as Horovod reads it: the jobs
+// here are mpi-operator's v2beta1 MPIJobs (mpiJobTemplate), whose script
+// prints each host alone, as mpi-operator v2's does.
+func (j *job) script(hosts []int) string {
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\n")
 	for _, h := range hosts {
-		name, slots := j.worker(h), s.Annotations[handoff.SlotsPerWorker]
+		name := j.worker(h)
 		if h == launcher {
-			name, slots = j.name+"-launcher", s.Annotations[handoff.LauncherSlots]
+			name = j.name + "-launcher"
 		}
-		fmt.Fprintf(&b, "echo %s.%s:%s\n", name, j.name, slots)
+		fmt.Fprintf(&b, "echo %s.%s\n", name, j.name)
 	}
 	return b.String()
 }

@@ -112,7 +112,7 @@ func writeHostfile(path string, n int) error {
 // ssh first on PATH, with parallel probes (the rendered default when
 // empty), and returns its wall time.
 func timeScript(hostfile, bin, parallel string) (time.Duration, error) {
-	script := strings.ReplaceAll(mpi.WaitForWorkers, mpi.ConfigDir+"/"+mpi.HostfileKey, hostfile)
+	script := strings.ReplaceAll(mpi.WaitForWorkers(mpi.OpenMPI), mpi.ConfigDir+"/"+mpi.HostfileKey, hostfile)
 	cmd := exec.Command("/bin/sh", "-c", script)
 	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
 	if parallel != "" {
