@@ -27,12 +27,16 @@ const fakeNodes = 40
 // nodeResources are what the vendor samples among the outputs ask of a
 // node beyond the default fake node's, so that their pods are placed:
 // testdata/aws-do-eks-v1alpha2-deepspeed-bert's workers take 90 CPUs,
-// Habana's Gaudi accelerators, AWS's EFA devices and huge pages.
+// Habana's Gaudi accelerators, AWS's EFA devices and huge pages;
+// testdata/oci-health-check-sshd-port-2222's, a bare-metal GPU node's 100
+// CPUs, 512Gi of memory and 32Gi of local storage.
 var nodeResources = corev1.ResourceList{
-	corev1.ResourceCPU:      resource.MustParse("96"),
-	"habana.ai/gaudi":       resource.MustParse("8"),
-	"vpc.amazonaws.com/efa": resource.MustParse("4"),
-	"hugepages-2Mi":         resource.MustParse("64Gi"),
+	corev1.ResourceCPU:              resource.MustParse("128"),
+	corev1.ResourceMemory:           resource.MustParse("1Ti"),
+	corev1.ResourceEphemeralStorage: resource.MustParse("1Ti"),
+	"habana.ai/gaudi":               resource.MustParse("8"),
+	"vpc.amazonaws.com/efa":         resource.MustParse("4"),
+	"hugepages-2Mi":                 resource.MustParse("64Gi"),
 }
 
 func TestMain(m *testing.M) {

@@ -35,6 +35,34 @@ type replica struct {
 // and checks that it never logged key material.
 func startReconciler(t *testing.T, ns string, flags ...string) *replica {
 	t.Helper()
+	for attempt := 1; ; attempt++ {
+		r := launchReconciler(t, ns, flags...)
+		// A port freePorts found free can be taken, by another process's
+		// outgoing connection, before the reconciler binds it: then the
+		// reconciler is started again, on other ports.
+		taken := false
+		eventually(t, "the reconciler's cache synced", func(ctx context.Context) error {
+			select {
+			case <-r.exited:
+				if attempt < 3 && strings.Contains(r.stderr.String(), "address already in use") {
+					taken = true
+					return nil
+				}
+				return giveUp(fmt.Errorf("trainfn-reconciler exited (%v):\n%s", r.err, r.stderr.String()))
+			default:
+			}
+			return httpOK(ctx, "http://"+r.probes+"/readyz")
+		})
+		if !taken {
+			return r
+		}
+		t.Logf("reconciler %d found a port taken; starting another:\n%s", r.cmd.Process.Pid, r.stderr.String())
+	}
+}
+
+// launchReconciler starts a reconciler on free loopback ports.
+func launchReconciler(t *testing.T, ns string, flags ...string) *replica {
+	t.Helper()
 	ports := freePorts(t, 3)
 	r := &replica{
 		stderr:   &testtool.Buffer{},
@@ -71,14 +99,6 @@ func startReconciler(t *testing.T, ns string, flags ...string) *replica {
 		if strings.Contains(r.stderr.String(), "PRIVATE KEY") {
 			t.Errorf("reconciler %d logged key material", r.cmd.Process.Pid)
 		}
-	})
-	eventually(t, "the reconciler's cache synced", func(ctx context.Context) error {
-		select {
-		case <-r.exited:
-			return giveUp(fmt.Errorf("trainfn-reconciler exited (%v):\n%s", r.err, r.stderr.String()))
-		default:
-		}
-		return httpOK(ctx, "http://"+r.probes+"/readyz")
 	})
 	return r
 }
