@@ -111,7 +111,9 @@ const DefaultWaitParallel = "32"
 // after the first, two seconds on, probes only the workers that did not
 // answer. It fails, with ssh's last error, when WaitTimeoutEnv seconds pass
 // without another worker answering: a stall is bounded, however many
-// workers there are, and so is each probe where the image has timeout(1).
+// workers there are, and so is each probe, whose connection ssh drops once
+// the worker stops answering (ServerAliveInterval) rather than another
+// process timing it, which a start of thousands of probes would pay for.
 // Retrying inside one process keeps a slow start from counting against the
 // launcher's backoffLimit. It uses the image's own ssh, with the job's key,
 // the image's ssh_config and the extra ssh arguments mpirun will use (a
@@ -156,10 +158,9 @@ func overSSH(impl Implementation) remoteShell {
 fi
 `,
 		extra: `extra="` + extra + closing + `"
-bounded=
-command -v timeout >/dev/null 2>&1 && bounded="timeout $timeout"
 `,
-		probe: `$bounded ssh -n -o BatchMode=yes -o ConnectTimeout=5 -o ConnectionAttempts=1 \
+		probe: `ssh -n -o BatchMode=yes -o ConnectTimeout=5 -o ConnectionAttempts=1 \
+      -o ServerAliveInterval=5 -o ServerAliveCountMax=2 \
       -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
       $extra "$host" true`,
 		parallel: DefaultWaitParallel,
