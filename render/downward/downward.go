@@ -1,6 +1,6 @@
 // Package downward checks what a job's containers read of their own pod
-// through the downward API (fieldRef: metadata.labels['...'] in env or a
-// downwardAPI volume) against what the pods will carry. The operators set
+// through the downward API (fieldRef: metadata.labels['...'] in env)
+// against what the pods will carry. The operators set
 // labels of their own on every pod (training.kubeflow.org/replica-index,
 // replica-type); trainfn's workloads set some of them, and their
 // controllers others. A label no one sets reads as an empty string, which
@@ -218,9 +218,8 @@ func containers(m gang.Member) []container {
 	return out
 }
 
-// reads are a container's downward API reads of labels and annotations,
-// through its env; the pod's downwardAPI volumes count as its first
-// container's.
+// reads are a container's downward API reads of labels and annotations
+// through its env, where scripts take their index and role from.
 func reads(c container) []read {
 	var out []read
 	if env := ynode.Get(c.node, "env"); env != nil {
