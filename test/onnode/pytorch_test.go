@@ -23,6 +23,10 @@ func TestPyTorchJobsRunToCompletion(t *testing.T) {
 		// world is the number of processes, pods the number of pods
 		// they ran in.
 		world, pods int
+		// firstEnds: the workers' Job ends when its first agent
+		// succeeds (an elastic job's success policy) and stops the
+		// others, whose output may be gone by then.
+		firstEnds bool
 	}{
 		// A Master and two Workers, torchrun's static rendezvous at the
 		// master's Service.
@@ -32,7 +36,7 @@ func TestPyTorchJobsRunToCompletion(t *testing.T) {
 		{manifest: "testdata/torch-replica-names.yaml", name: "torch-names", world: 2, pods: 2},
 		// The elastic proposal's example: two Workers at worker 0's c10d
 		// rendezvous, started as python -m torch.distributed.run.
-		{manifest: "testdata/torch-elastic-proposal.yaml", name: "elastic-example-imagenet", world: 2, pods: 2},
+		{manifest: "testdata/torch-elastic-proposal.yaml", name: "elastic-example-imagenet", world: 2, pods: 2, firstEnds: true},
 		// One pod, two processes, torchrun's standalone rendezvous.
 		{manifest: "testdata/torch-standalone.yaml", name: "torch-standalone", world: 2, pods: 1},
 	} {
@@ -47,6 +51,10 @@ func TestPyTorchJobsRunToCompletion(t *testing.T) {
 			}
 			out := s.logs("training.kubeflow.org/job-name="+tt.name, "")
 			t.Logf("the pods printed:\n%s", out)
+			if tt.firstEnds {
+				checkReduced(t, out, tt.world)
+				return
+			}
 			checkAllReduce(t, out, tt.world, tt.pods)
 		})
 	}
@@ -57,6 +65,19 @@ var reduceLine = regexp.MustCompile(`(?m)^host=(\S+) rank=(\d+) world=(\d+) sum=
 // checkAllReduce requires every rank to have reported once, in a world of
 // the size given, with the all-reduced sum 1+2+...+world, from as many
 // pods as given.
+// checkReduced requires a rank to have reported, and every rank that did
+// to have been in a world of the size given whose all-reduced sum,
+// 1+2+...+world, only every rank together makes.
+func checkReduced(t *testing.T, out string, world int) {
+	t.Helper()
+	lines := reduceLine.FindAllStringSubmatch(out, -1)
+	require.NotEmpty(t, lines, "no rank reported")
+	for _, m := range lines {
+		assert.Equal(t, strconv.Itoa(world), m[3], "rank %s's world", m[2])
+		assert.Equal(t, strconv.Itoa(world*(world+1)/2), m[4], "rank %s's all-reduced sum", m[2])
+	}
+}
+
 func checkAllReduce(t *testing.T, out string, world, pods int) {
 	t.Helper()
 	ranks := map[int]bool{}
