@@ -70,6 +70,10 @@ func (w worker) key() string { return w.namespace + "/" + w.job }
 type reservation struct {
 	node    string
 	request allocator.Resources
+	// pinned is set once the node was handed out for a gated pod, which is
+	// pinned to it next: the node is final then, before the cache shows
+	// the pod pinned, and a period must not give the index another.
+	pinned bool
 }
 
 // Start runs the periods until ctx ends; only the leader runs it.
@@ -95,7 +99,10 @@ type preemptible struct {
 	prev allocator.NodeList
 	// unbound are the indexes whose pods are not bound to a node.
 	unbound map[int]bool
-	pods    []corev1.Pod
+	// fixed are the indexes whose pods are bound or pinned to their node
+	// in prev: a new allocation keeps that node or drops the index.
+	fixed map[int]bool
+	pods  []corev1.Pod
 }
 
 // Optimize runs one period.
@@ -118,7 +125,16 @@ func (a *Allocation) Optimize(ctx context.Context) error {
 	infos := map[string]allocator.JobInfo{}
 	prev := map[string]allocator.NodeList{}
 	for _, j := range jobs {
+		// The count just dropped the reservations of pods bound since;
+		// the cache may not show them bound yet.
+		for i := range j.prev {
+			if node, ok := r.bound[workerOf(j.set, i)]; ok {
+				j.prev[i], j.fixed[i] = node, true
+				delete(j.unbound, i)
+			}
+		}
 		j.info.Eligible = r.eligible(&j.set.Spec.Template)
+		j.info.Fixed = j.fixed
 		infos[j.info.Key], prev[j.info.Key] = j.info, j.prev
 	}
 	decided, policyErr := a.Policy.Optimize(infos, r.free, prev)
@@ -222,7 +238,8 @@ func (a *Allocation) reserve(j preemptible, list allocator.NodeList) {
 			continue
 		}
 		if j.unbound[i] {
-			a.reserved[w] = reservation{node: node, request: j.info.Request}
+			// A fixed index's node is the one it had: the policy keeps it.
+			a.reserved[w] = reservation{node: node, request: j.info.Request, pinned: j.fixed[i]}
 		}
 	}
 }
@@ -231,14 +248,15 @@ func workerOf(s *appsv1.StatefulSet, i int) worker {
 	return worker{namespace: s.Namespace, job: s.Labels[handoff.JobNameLabel], set: s.Name, index: i}
 }
 
-// bound forgets the reservation of a pod the scheduler bound.
-func (a *Allocation) bound(p *corev1.Pod) {
+// boundWorkerOf is the worker a pod the scheduler bound is, when it is a
+// trainfn job's worker and not being deleted.
+func boundWorkerOf(p *corev1.Pod) (worker, bool) {
 	i, ok := podIndex(p)
-	if !ok || p.Spec.NodeName == "" || p.DeletionTimestamp != nil || a.reserved == nil {
-		return
+	if !ok || jobKeyOf(p) == "" || p.Spec.NodeName == "" || p.DeletionTimestamp != nil {
+		return worker{}, false
 	}
 	job := p.Labels[handoff.JobNameLabel]
-	delete(a.reserved, worker{namespace: p.Namespace, job: job, set: handoff.WorkersName(job), index: i})
+	return worker{namespace: p.Namespace, job: job, set: handoff.WorkersName(job), index: i}, true
 }
 
 // stuckAfter is how long a pinned pod may wait for its node before it is
@@ -277,6 +295,7 @@ func (a *Allocation) unstick(ctx context.Context, j preemptible) {
 		if idx, ok := podIndex(p); ok && idx < len(j.prev) {
 			j.prev[idx] = ""
 			j.unbound[idx] = true
+			delete(j.fixed, idx)
 		}
 	}
 }
@@ -302,10 +321,23 @@ func unschedulableFor(p *corev1.Pod, now time.Time, d time.Duration) bool {
 // those the DI server or a person added, or one whose node can no longer
 // take it. A worker already placed and not bound yet keeps its node while
 // the node can still take it: placing it again would count its room twice.
-// The placements are reserved before Place returns, so that the next one
-// counts them. A worker that finds no room is left out, for the scheduler
-// to place.
+// A worker whose pod is bound or pinned already keeps its node whatever
+// the caller read: the pod will not move. The placements are reserved
+// before Place returns, so that the next one counts them. A worker that
+// finds no room is left out, for the scheduler to place.
 func (a *Allocation) Place(ctx context.Context, s *appsv1.StatefulSet, indexes []int) map[int]string {
+	return a.place(ctx, s, indexes, false)
+}
+
+// PlaceGated is Place for workers whose pods the caller read at the
+// allocation gate and pins to the nodes returned: those nodes are final
+// from then on, and the periods keep them before the cache shows the pods
+// pinned.
+func (a *Allocation) PlaceGated(ctx context.Context, s *appsv1.StatefulSet, indexes []int) map[int]string {
+	return a.place(ctx, s, indexes, true)
+}
+
+func (a *Allocation) place(ctx context.Context, s *appsv1.StatefulSet, indexes []int, pinning bool) map[int]string {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.reserved == nil {
@@ -314,12 +346,23 @@ func (a *Allocation) Place(ctx context.Context, s *appsv1.StatefulSet, indexes [
 	out := map[int]string{}
 	var missing []int
 	for _, i := range indexes {
-		if res, ok := a.reserved[workerOf(s, i)]; ok && a.Usable(ctx, s, res.node) {
+		w := workerOf(s, i)
+		if res, ok := a.reserved[w]; ok && a.Usable(ctx, s, res.node) {
 			out[i] = res.node
+			res.pinned = res.pinned || pinning
+			a.reserved[w] = res
 			continue
 		}
-		delete(a.reserved, workerOf(s, i))
+		delete(a.reserved, w)
 		missing = append(missing, i)
+	}
+	if len(missing) == 0 {
+		return out
+	}
+	missing, err := a.keepFixed(ctx, s, missing, out)
+	if err != nil {
+		log.FromContext(ctx).Error(err, "reading the workers' pods")
+		return out
 	}
 	if len(missing) == 0 {
 		return out
@@ -339,9 +382,42 @@ func (a *Allocation) Place(ctx context.Context, s *appsv1.StatefulSet, indexes [
 	}
 	for k, i := range missing {
 		out[i] = list[k]
-		a.reserved[workerOf(s, i)] = reservation{node: list[k], request: info.Request}
+		a.reserved[workerOf(s, i)] = reservation{node: list[k], request: info.Request, pinned: pinning}
 	}
 	return out
+}
+
+// keepFixed sets in out the node of every index among missing whose pod
+// the API shows bound or pinned, and returns the other indexes. Such an
+// index lost its reservation when its pod was counted bound, while the
+// caller's copy of the pod may still show it gated: placed anew, it would
+// be recorded on a node its pod is not on. A pinned pod not bound yet gets
+// its reservation back, so that the room it is about to take is counted.
+func (a *Allocation) keepFixed(ctx context.Context, s *appsv1.StatefulSet, missing []int, out map[int]string) ([]int, error) {
+	var pods corev1.PodList
+	if err := a.Live.List(ctx, &pods, client.InNamespace(s.Namespace), client.MatchingLabels(s.Spec.Selector.MatchLabels)); err != nil {
+		return nil, err
+	}
+	fixed := map[int]*corev1.Pod{}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if idx, ok := podIndex(p); ok && fixedNode(p) != "" {
+			fixed[idx] = p
+		}
+	}
+	var left []int
+	for _, i := range missing {
+		p, ok := fixed[i]
+		if !ok {
+			left = append(left, i)
+			continue
+		}
+		out[i] = fixedNode(p)
+		if p.Spec.NodeName == "" {
+			a.reserved[workerOf(s, i)] = reservation{node: out[i], request: jobInfo(s).Request, pinned: true}
+		}
+	}
+	return left, nil
 }
 
 // Usable tells whether a node chosen for a worker may still take it: it
@@ -383,17 +459,21 @@ func (a *Allocation) preemptibleJobs(ctx context.Context) ([]preemptible, error)
 	return out, nil
 }
 
-// current is a job's workers as they are: a bound pod's node, else the one
-// reserved for its index, which the cache's copy of the allocation may not
-// show yet, else the one allocated to it; "" for none, which the policy
-// places anew.
+// current is a job's workers as they are: the node a pod is bound or
+// pinned to, which is fixed, else the one reserved for its index, which
+// the cache's copy of the allocation may not show yet (fixed too once
+// handed out for a gated pod), else the one allocated to it; "" for none,
+// which the policy places anew.
 func (a *Allocation) current(ctx context.Context, s *appsv1.StatefulSet) (preemptible, error) {
 	recorded, _ := allocationOf(s)
-	p := preemptible{set: s, info: jobInfo(s), prev: make(allocator.NodeList, phase.Replicas(s)), unbound: map[int]bool{}}
+	p := preemptible{set: s, info: jobInfo(s), prev: make(allocator.NodeList, phase.Replicas(s)), unbound: map[int]bool{}, fixed: map[int]bool{}}
 	for i := range p.prev {
 		p.unbound[i] = true
 		if res, ok := a.reserved[workerOf(s, i)]; ok {
 			p.prev[i] = res.node
+			if res.pinned {
+				p.fixed[i] = true
+			}
 		} else if i < len(recorded) {
 			p.prev[i] = recorded[i]
 		}
@@ -403,10 +483,17 @@ func (a *Allocation) current(ctx context.Context, s *appsv1.StatefulSet) (preemp
 		return p, err
 	}
 	p.pods = pods.Items
-	for _, pod := range pods.Items {
-		if i, ok := podIndex(&pod); ok && i < len(p.prev) && pod.Spec.NodeName != "" && pod.DeletionTimestamp == nil {
-			p.prev[i] = pod.Spec.NodeName
-			delete(p.unbound, i)
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		idx, ok := podIndex(pod)
+		if !ok || idx >= len(p.prev) {
+			continue
+		}
+		if node := fixedNode(pod); node != "" {
+			p.prev[idx], p.fixed[idx] = node, true
+		}
+		if pod.Spec.NodeName != "" && pod.DeletionTimestamp == nil {
+			delete(p.unbound, idx)
 		}
 	}
 	return p, nil

@@ -9,6 +9,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/trainfn/trainfn/reconciler/allocator"
@@ -64,26 +66,42 @@ func (r *Reconciler) liftGates(ctx context.Context, j *job, s *appsv1.StatefulSe
 // index that has room, recorded on the StatefulSet; "" where none has. A
 // node recorded for an index is not taken on trust: the room it had may
 // have gone to another job since (the index was scaled away and back), so
-// Place keeps it only while it is the index's reservation.
+// PlaceGated keeps it only while it is the index's reservation. The other
+// indexes keep what the StatefulSet records now, not what the cache read:
+// a stale copy would record nodes the period has changed since, or an
+// index's node from before its pod was pinned elsewhere.
 func (r *Reconciler) placeGated(ctx context.Context, s *appsv1.StatefulSet, gated []*corev1.Pod) (allocator.NodeList, error) {
-	recorded, _ := allocationOf(s)
-	list := make(allocator.NodeList, phase.Replicas(s))
-	copy(list, recorded)
 	var indexes []int
 	for _, p := range gated {
-		if i, ok := podIndex(p); ok && i < len(list) {
+		if i, ok := podIndex(p); ok && i < int(phase.Replicas(s)) {
 			indexes = append(indexes, i)
 		}
 	}
-	placed := r.Allocation.Place(ctx, s, indexes)
-	for _, i := range indexes {
-		list[i] = placed[i]
-	}
-	if slices.Equal(list, recorded) {
-		return list, nil
-	}
-	patch := map[string]any{"metadata": map[string]any{"annotations": map[string]string{handoff.Allocation: string(mustJSON(list))}}}
-	return list, r.mergePatch(ctx, s, patch)
+	placed := r.Allocation.PlaceGated(ctx, s, indexes)
+	var list allocator.NodeList
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var live appsv1.StatefulSet
+		if err := r.Allocation.Live.Get(ctx, client.ObjectKeyFromObject(s), &live); err != nil {
+			return err
+		}
+		recorded, _ := allocationOf(&live)
+		list = make(allocator.NodeList, phase.Replicas(&live))
+		copy(list, recorded)
+		for _, i := range indexes {
+			if i < len(list) {
+				list[i] = placed[i]
+			}
+		}
+		if slices.Equal(list, recorded) {
+			return nil
+		}
+		patch := map[string]any{"metadata": map[string]any{
+			"resourceVersion": live.ResourceVersion,
+			"annotations":     map[string]string{handoff.Allocation: string(mustJSON(list))},
+		}}
+		return r.mergePatch(ctx, &live, patch)
+	})
+	return list, err
 }
 
 func isAllocationGate(g corev1.PodSchedulingGate) bool { return g.Name == handoff.AllocationGate }
@@ -124,6 +142,20 @@ func ungate(p *corev1.Pod, node string, now time.Time) map[string]any {
 		meta["annotations"] = map[string]string{handoff.PinnedAt: now.UTC().Format(time.RFC3339)}
 	}
 	return map[string]any{"metadata": meta, "spec": spec}
+}
+
+// fixedNode is the node a worker's pod will run on whatever a new
+// allocation says: the one it is bound to, or the one it was pinned to
+// when its gate was lifted; "" while it waits at the gate, or went to the
+// scheduler unpinned, or is being deleted.
+func fixedNode(p *corev1.Pod) string {
+	if p.DeletionTimestamp != nil || slices.ContainsFunc(p.Spec.SchedulingGates, isAllocationGate) {
+		return ""
+	}
+	if p.Spec.NodeName != "" {
+		return p.Spec.NodeName
+	}
+	return pinnedTo(p)
 }
 
 // pinnedTo is the node the reconciler pinned an unbound pod to; "" for a

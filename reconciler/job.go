@@ -3,6 +3,7 @@ package reconciler
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -125,6 +126,19 @@ func (j *job) ended(workers client.Object) phase.Phase {
 		}
 	}
 	return ""
+}
+
+// endedFor is how long ago the Job that ends the job, named, ended; 0
+// when it has not, or says not when.
+func (j *job) endedFor(name string, now time.Time) time.Duration {
+	leader := j.findJob(name)
+	if leader == nil {
+		return 0
+	}
+	if _, c := phase.JobOutcome(leader); c != nil && !c.LastTransitionTime.IsZero() {
+		return now.Sub(c.LastTransitionTime.Time)
+	}
+	return 0
 }
 
 // diOutcome is how a DIJob whose workers run as Jobs ended: as

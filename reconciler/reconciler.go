@@ -79,10 +79,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	errs = append(errs, r.ensureSSHSecret(ctx, j))
 	errs = append(errs, r.renew(ctx, j))
 	ended := false
+	var again time.Duration
 	for _, w := range j.workers() {
-		done, err := r.cleanUp(ctx, j, w)
+		done, wait, err := r.cleanUp(ctx, j, w)
 		errs = append(errs, err)
 		ended = ended || done
+		if wait > 0 && (again == 0 || wait < again) {
+			again = wait
+		}
 	}
 	if s := j.elastic(); s != nil && !ended {
 		errs = append(errs, r.scale(ctx, s))
@@ -92,7 +96,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 	}
 	errs = append(errs, r.recordPhase(ctx, j))
-	return reconcile.Result{}, errors.Join(errs...)
+	return reconcile.Result{RequeueAfter: again}, errors.Join(errs...)
 }
 
 // load reads a job's objects from the cache.
@@ -272,15 +276,23 @@ func (r *Reconciler) discover(ctx context.Context, j *job, s *appsv1.StatefulSet
 	return err
 }
 
+// selfEndGrace is how long the workers of an MPIJob, which stop by
+// themselves when its launcher tells them the job ended, have to do so
+// before the reconciler stops them: the word can be lost (no worker could
+// be reached, or the worker that counted the launcher's failures was made
+// again and counts from zero).
+const selfEndGrace = 30 * time.Second
+
 // cleanUp stops a job's workers once it has ended, as its cleanPodPolicy
-// says, and reports whether it ended.
-func (r *Reconciler) cleanUp(ctx context.Context, j *job, workers client.Object) (bool, error) {
+// says, and reports whether it ended, and how long to wait before looking
+// again at workers that should stop by themselves.
+func (r *Reconciler) cleanUp(ctx context.Context, j *job, workers client.Object) (bool, time.Duration, error) {
 	how := j.ended(workers)
 	if how == "" {
-		return false, nil
+		return false, 0, nil
 	}
 	policy := workers.GetAnnotations()[handoff.CleanPodPolicy]
-	endsBy, _, _ := handoff.ParseEndsWith(workers.GetAnnotations()[handoff.EndsWith])
+	endsBy, endsName, _ := handoff.ParseEndsWith(workers.GetAnnotations()[handoff.EndsWith])
 	mark := map[string]any{"annotations": map[string]string{handoff.Ended: string(how)}}
 	switch w := workers.(type) {
 	case *appsv1.StatefulSet:
@@ -289,35 +301,59 @@ func (r *Reconciler) cleanUp(ctx context.Context, j *job, workers client.Object)
 		stop := policy == "Running" || policy == "All" || endsBy == handoff.EndsWithContainerKind
 		if stop && phase.Replicas(w) != 0 {
 			if err := r.mergePatch(ctx, w, map[string]any{"metadata": mark, "spec": map[string]any{"replicas": 0}}); err != nil {
-				return true, err
+				return true, 0, err
 			}
 			r.cleanedUp(ctx, w, how, policy)
 		} else if w.Annotations[handoff.Ended] == "" {
-			return true, r.mergePatch(ctx, w, map[string]any{"metadata": mark})
+			return true, 0, r.mergePatch(ctx, w, map[string]any{"metadata": mark})
 		}
 	case *batchv1.Job:
 		if policy != "Running" && policy != "All" {
 			// The workers run on, as the policy asks; the mark still
 			// records that the job ended, as on a StatefulSet.
 			if w.Annotations[handoff.Ended] == "" {
-				return true, r.mergePatch(ctx, w, map[string]any{"metadata": mark})
+				return true, 0, r.mergePatch(ctx, w, map[string]any{"metadata": mark})
 			}
-			return true, nil
+			return true, 0, nil
+		}
+		if left := selfEndGrace - j.endedFor(endsName, r.now()); stopsItself(w) && left > 0 {
+			// The launcher tells the workers the job ended, and their Job
+			// ends at its first success and stops the rest: nothing to
+			// write yet, unless they are still running by then.
+			if w.Annotations[handoff.Ended] == "" {
+				return true, left, r.mergePatch(ctx, w, map[string]any{"metadata": mark})
+			}
+			return true, left, nil
 		}
 		if ended, _ := phase.JobOutcome(w); ended == "" && (w.Spec.Suspend == nil || !*w.Spec.Suspend) {
 			// Suspending deletes the Job's running pods and keeps it from
 			// making more; the Job itself stays, as GitOps applied it. A
 			// Job that ended by itself has nothing left to stop.
 			if err := r.mergePatch(ctx, w, map[string]any{"metadata": mark, "spec": map[string]any{"suspend": true}}); err != nil {
-				return true, err
+				return true, 0, err
 			}
 			r.cleanedUp(ctx, w, how, policy)
 		}
 		if policy == "All" {
-			return true, r.deleteFinishedWorkers(ctx, j, w)
+			return true, 0, r.deleteFinishedWorkers(ctx, j, w)
 		}
 	}
-	return true, nil
+	return true, 0, nil
+}
+
+// stopsItself tells whether a workers' Job stops when its launcher tells
+// it the job ended: an MPIJob's, which the render gives a successPolicy
+// only then.
+func stopsItself(w *batchv1.Job) bool {
+	return w.Spec.SuccessPolicy != nil && w.Labels[handoff.KindLabel] == handoff.MPIJobKind
+}
+
+// now is the reconciler's clock.
+func (r *Reconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
 }
 
 func (r *Reconciler) cleanedUp(ctx context.Context, workers client.Object, how phase.Phase, policy string) {

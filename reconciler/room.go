@@ -35,6 +35,9 @@ type room struct {
 	// free is each node's room for preemptible workers, by name.
 	free  map[string]*allocator.NodeInfo
 	nodes map[string]*corev1.Node
+	// bound are the nodes of the jobs' workers bound to one, as the API
+	// lists them.
+	bound map[worker]string
 }
 
 // countRoom is each node's allocatable room minus what the pods bound to
@@ -51,7 +54,7 @@ func (a *Allocation) countRoom(ctx context.Context, optimized map[string]bool) (
 	if err := a.Client.List(ctx, &nodes); err != nil {
 		return room{}, err
 	}
-	r := room{free: map[string]*allocator.NodeInfo{}, nodes: map[string]*corev1.Node{}}
+	r := room{free: map[string]*allocator.NodeInfo{}, nodes: map[string]*corev1.Node{}, bound: map[worker]string{}}
 	open := map[string]bool{}
 	for i := range nodes.Items {
 		n := &nodes.Items[i]
@@ -71,7 +74,11 @@ func (a *Allocation) countRoom(ctx context.Context, optimized map[string]bool) (
 		}
 		for i := range pods.Items {
 			p := &pods.Items[i]
-			a.bound(p)
+			if w, ok := boundWorkerOf(p); ok {
+				// The list counts its room now, not its reservation.
+				delete(a.reserved, w)
+				r.bound[w] = p.Spec.NodeName
+			}
 			node := r.free[p.Spec.NodeName]
 			if node == nil || finished(p) {
 				continue

@@ -310,8 +310,11 @@ func requireWholeOutput(t *testing.T, out string, counts streamCounts) {
 	scanner := bufio.NewScanner(f)
 	scanner.Buffer(make([]byte, 64<<10), 1<<20)
 	for scanner.Scan() {
-		line := strings.TrimSpace(strings.TrimPrefix(scanner.Text(), "- "))
-		if kind, ok := strings.CutPrefix(line, "kind: "); ok {
+		text := scanner.Text()
+		line := strings.TrimSpace(strings.TrimPrefix(text, "- "))
+		// An object's kind: at the top of a stream's document or of a
+		// ResourceList's item; deeper, a result's resourceRef names it.
+		if kind, ok := strings.CutPrefix(line, "kind: "); ok && len(text)-len(strings.TrimLeft(text, " ")) <= 2 {
 			kinds[kind]++
 		}
 		if strings.HasPrefix(line, "settings: xxxxxxxx") && len(line) == len("settings: ")+8000 {

@@ -104,6 +104,16 @@ func (l *ledger) keep(node string, r Resources) bool {
 	return true
 }
 
+// pin grants an existing worker its node whatever room is left there: its
+// pod is bound or pinned to the node and cannot go elsewhere. The node may
+// be left short, and then nothing else fits on it. A node that is gone
+// holds nothing.
+func (l *ledger) pin(node string, r Resources) {
+	if i, ok := l.index[node]; ok {
+		l.free[i] = l.free[i].Sub(r)
+	}
+}
+
 // place grants a new worker of job the best-fitting node it is eligible
 // for, in idle room if any fits and otherwise in room an existing worker
 // holds.
@@ -125,10 +135,12 @@ func (l *ledger) place(job JobInfo) (string, bool) {
 	return l.names[i], true
 }
 
-// release takes back a granted worker, kept or placed: its room is free and
-// idle again.
+// release takes back a granted worker, kept, pinned or placed: its room is
+// free and idle again. A node that is gone holds nothing, though a pinned
+// worker may have been granted it.
 func (l *ledger) release(node string, r Resources) {
-	i := l.index[node]
-	l.free[i] = l.free[i].Add(r)
-	l.idle[i] = l.idle[i].Add(r)
+	if i, ok := l.index[node]; ok {
+		l.free[i] = l.free[i].Add(r)
+		l.idle[i] = l.idle[i].Add(r)
+	}
 }

@@ -23,15 +23,18 @@ const incumbentBonus = 1.5
 // MarginalThroughput is the Policy that hands room out one worker at a
 // time to the job whose next worker adds the most throughput.
 //
-// Optimize first gives every job its minimum: workers that run keep their
-// nodes, then the missing ones are placed, high-priority jobs first and
-// then by key. A job that already runs keeps its minimum even against a
-// high-priority newcomer, since it cannot run with fewer. (Only when a
-// node is gone, or shrank below what runs on it, does a minimum worker get
-// a new node: the reconciler then has to replace that pod.) A job whose
-// minimum finds no room gets an empty NodeList, and the returned error
-// joins one error wrapping ErrDoesNotFit per such job; the map still holds
-// every job, so a caller that applies it scales those jobs to zero.
+// Optimize first gives every job its minimum: fixed workers (JobInfo.Fixed)
+// keep their nodes, then the other workers that run keep theirs, then the
+// missing ones are placed, high-priority jobs first and then by key. A job
+// that already runs keeps its minimum even against a high-priority
+// newcomer, since it cannot run with fewer. (Only when a node is gone, or
+// shrank below what runs on it, does a minimum worker that is not fixed
+// get a new node. A fixed one keeps its node even then, since its pod
+// cannot leave it: a pinned pod that finds no room there is the
+// reconciler's to replace.) A job whose minimum finds no room gets an
+// empty NodeList, and the returned error joins one error wrapping
+// ErrDoesNotFit per such job; the map still holds every job, so a caller
+// that applies it scales those jobs to zero.
 //
 // Then the remaining room goes, one worker at a time, to the job with the
 // highest relative gain of its next worker (MarginalGain over the job's
@@ -42,11 +45,14 @@ const incumbentBonus = 1.5
 // and its gain is raised by incumbentBonus; when it does not fit there the
 // job stops growing, and that worker and those above it are removed,
 // because a running pod is never moved. (A worker whose node is gone is
-// not running: its ordinal is placed anew.) A new worker goes to the best
-// fitting node (see bestFit), preferring room no running worker holds.
+// not running, and its ordinal is placed anew, unless the worker is fixed:
+// then the job stops short of it.) A new worker goes to the best fitting
+// node (see bestFit), preferring room no running worker holds.
 //
-// The result never puts more on a node than its Free, nor gives a job
-// more than Max or (unless empty) fewer than Min workers.
+// The result never puts more on a node than its Free, unless fixed
+// workers alone overfill it; never gives a fixed worker's index another
+// node; and never gives a job more than Max or (unless empty) fewer than
+// Min workers.
 type MarginalThroughput struct{}
 
 var _ Policy = MarginalThroughput{}
@@ -134,16 +140,29 @@ func priorityRank(priority string) int {
 	return 0
 }
 
-// grantMinimums gives every job its Min workers or none: first the running
-// ones keep their nodes, for all jobs, then the missing ones are placed in
-// claim order. It returns the jobs that got none, joined.
+// grantMinimums gives every job its Min workers or none: first the fixed
+// ones keep their nodes, for all jobs, then the other running ones keep
+// theirs where they still fit, then the missing ones are placed in claim
+// order. Fixed workers go first because they cannot go anywhere else:
+// where a node is short, it is a worker not yet pinned that must move,
+// whichever job comes first. It returns the jobs that got none, joined.
 func grantMinimums(l *ledger, claims []*claim) error {
 	for _, c := range claims {
 		c.nodes = make(NodeList, c.job.Min)
 		for i := range min(len(c.nodes), len(c.prev)) {
-			if l.keep(c.prev[i], c.job.Request) {
+			if fixed(c, i) {
+				l.pin(c.prev[i], c.job.Request)
 				c.nodes[i] = c.prev[i]
-			} else {
+			}
+		}
+	}
+	for _, c := range claims {
+		for i := range min(len(c.nodes), len(c.prev)) {
+			switch {
+			case c.nodes[i] != "":
+			case l.keep(c.prev[i], c.job.Request):
+				c.nodes[i] = c.prev[i]
+			default:
 				l.letGo(c.prev[i], c.job.Request)
 			}
 		}
@@ -248,9 +267,16 @@ func bestClaim(claims []*claim) *claim {
 
 // running reports whether the claim's worker i runs now: it ran in the
 // previous period on a node that is still there. A worker whose node is
-// gone went with it, and its ordinal is a new worker's to place.
+// gone went with it, and its ordinal is a new worker's to place, unless
+// the worker is fixed: its pod is still on that node, and the job can
+// only stop short of it.
 func running(l *ledger, c *claim, i int) bool {
-	return i < len(c.prev) && l.has(c.prev[i])
+	return i < len(c.prev) && (l.has(c.prev[i]) || fixed(c, i))
+}
+
+// fixed reports whether the claim's worker i is final on its node in prev.
+func fixed(c *claim, i int) bool {
+	return i < len(c.prev) && c.prev[i] != "" && c.job.Fixed[i]
 }
 
 // grow grants the claim its next worker: a running one on its own node, a

@@ -218,6 +218,45 @@ func TestOptimizeAfterANodeIsGone(t *testing.T) {
 	})
 }
 
+func TestOptimizeNeverGivesAFixedWorkerAnotherNode(t *testing.T) {
+	t.Run("a fixed worker keeps its room against a job served before it", func(t *testing.T) {
+		// Both count on n1's one place; only b's pod is pinned there.
+		nodes := cluster(map[string]Resources{"n1": cpu(2), "n2": cpu(2)})
+		got, err := MarginalThroughput{}.Optimize(jobsOf(
+			JobInfo{Key: "ns/a", Min: 1, Max: 1, Request: cpu(2)},
+			JobInfo{Key: "ns/b", Min: 1, Max: 1, Request: cpu(2), Fixed: map[int]bool{0: true}},
+		), nodes, map[string]NodeList{"ns/a": {"n1"}, "ns/b": {"n1"}})
+		require.NoError(t, err)
+		assert.Equal(t, NodeList{"n1"}, got["ns/b"])
+		assert.Equal(t, NodeList{"n2"}, got["ns/a"])
+	})
+	t.Run("a fixed worker stays on a node short of room, which takes nothing more", func(t *testing.T) {
+		nodes := cluster(map[string]Resources{"n1": cpu(1), "n2": cpu(4)})
+		job := JobInfo{Key: "ns/job", Min: 2, Max: 2, Request: cpu(2), Fixed: map[int]bool{0: true}}
+		got, err := MarginalThroughput{}.Optimize(jobsOf(job), nodes, map[string]NodeList{"ns/job": {"n1", "n1"}})
+		require.NoError(t, err)
+		assert.Equal(t, NodeList{"n1", "n2"}, got["ns/job"], "worker 1, not fixed, moves")
+	})
+	t.Run("a fixed worker on a node gone is not placed anew", func(t *testing.T) {
+		nodes := cluster(map[string]Resources{"n1": cpu(8)})
+		job := JobInfo{Key: "ns/job", Min: 1, Max: 3, Request: cpu(2), Fixed: map[int]bool{0: true, 1: true}}
+		got, err := MarginalThroughput{}.Optimize(jobsOf(job), nodes, map[string]NodeList{"ns/job": {"gone", "gone", "n1"}})
+		require.NoError(t, err)
+		// Worker 1 cannot stay and must not move: the job ends below it.
+		assert.Equal(t, NodeList{"gone"}, got["ns/job"])
+	})
+	t.Run("a job given up lets go of the room its fixed workers held", func(t *testing.T) {
+		nodes := cluster(map[string]Resources{"n1": cpu(2)})
+		got, err := MarginalThroughput{}.Optimize(jobsOf(
+			JobInfo{Key: "ns/big", Min: 2, Max: 2, Request: cpu(2), Fixed: map[int]bool{0: true}},
+			JobInfo{Key: "ns/small", Min: 1, Max: 1, Request: cpu(2)},
+		), nodes, map[string]NodeList{"ns/big": {"n1"}})
+		require.ErrorIs(t, err, ErrDoesNotFit)
+		assert.Empty(t, got["ns/big"])
+		assert.Equal(t, NodeList{"n1"}, got["ns/small"])
+	})
+}
+
 func TestOptimizeTakesIdleRoomBeforeRunningWorkersRoom(t *testing.T) {
 	nodes := cluster(map[string]Resources{"a-busy": cpu(2), "b-idle": cpu(4)})
 	jobs := jobsOf(

@@ -30,6 +30,12 @@ type JobInfo struct {
 	// placed on (its template's node selector, node affinity and
 	// tolerations, say); nil: every node.
 	Eligible func(node string) bool
+	// Fixed holds the indexes of the workers whose node in prev is final:
+	// their pods are bound to it, or pinned to it and waiting for the
+	// scheduler, and a pod never moves. Optimize keeps such a worker on
+	// its node whatever room the node seems to have, or removes it, but
+	// never gives its index another node.
+	Fixed map[int]bool
 }
 
 // NodeInfo is one node as a policy sees it.
@@ -51,7 +57,8 @@ type Policy interface {
 	// or returns an error wrapping ErrDoesNotFit and no list.
 	Allocate(job JobInfo, nodes map[string]*NodeInfo) (NodeList, error)
 	// Optimize decides every job's workers for the next period. prev holds
-	// the placements that run now; a worker that exists keeps its node. The
+	// the placements that run now; a worker that exists keeps its node,
+	// and a fixed one (JobInfo.Fixed) is never given another. The
 	// result holds a list for every job: a job whose minimum does not fit
 	// gets an empty one, and the error, wrapping ErrDoesNotFit, names it.
 	Optimize(jobs map[string]JobInfo, nodes map[string]*NodeInfo, prev map[string]NodeList) (map[string]NodeList, error)

@@ -95,6 +95,9 @@ func (j *Job) workload(w *Workers, t *pod.Template) *yaml.RNode {
 				"completions", w.Replicas,
 				"parallelism", w.Replicas,
 				"podReplacementPolicy", "Failed",
+				// DI-orchestrator restarts a worker that exits unexpectedly; an
+				// eviction, a preemption or a drain should cost no retry.
+				"podFailurePolicy", workload.DisruptionIgnored(),
 				"template", t.Node()))
 	}
 	j.handOff(obj, w)

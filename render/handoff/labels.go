@@ -38,6 +38,11 @@ const (
 	DigestLabel = "trainfn.dev/render-digest"
 )
 
+// MPIJobKind is the KindLabel of an MPIJob's workloads, whose workers'
+// Job, when it has a successPolicy, stops when its launcher tells it the
+// job ended: the reconciler stops it only if it has not by a while after.
+const MPIJobKind = "MPIJob"
+
 // The roles of a job's pods, the values of JobRoleLabel.
 const (
 	RoleLauncher = "launcher"

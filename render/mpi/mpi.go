@@ -140,7 +140,22 @@ type remoteShell struct {
 	// parallel is how many probes run at once unless WaitParallelEnv
 	// says otherwise, bounded by what a client costs the launcher.
 	parallel string
+	// unresolved is a case pattern matching a probe's error when the
+	// worker does not exist yet for the remote shell (no name, no pod):
+	// the stall timer waits for the first worker that does.
+	unresolved string
+	// run runs "$remote" on "$host" as mpirun's remote processes will
+	// be run, and fails when it did not run.
+	run string
 }
+
+// sshRun opens a session on "$host" as the wait and the launcher's word to
+// the workers both do: bounded, non-interactive, with mpirun's extra ssh
+// arguments; the remote command follows.
+const sshRun = `ssh -n -o BatchMode=yes -o ConnectTimeout=5 -o ConnectionAttempts=1 \
+      -o ServerAliveInterval=5 -o ServerAliveCountMax=2 \
+      -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
+      $extra "$host"`
 
 func overSSH(impl Implementation) remoteShell {
 	extra := "${" + WaitSSHArgsEnv + "-"
@@ -159,11 +174,10 @@ fi
 `,
 		extra: `extra="` + extra + closing + `"
 `,
-		probe: `ssh -n -o BatchMode=yes -o ConnectTimeout=5 -o ConnectionAttempts=1 \
-      -o ServerAliveInterval=5 -o ServerAliveCountMax=2 \
-      -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
-      $extra "$host" true`,
-		parallel: DefaultWaitParallel,
+		probe:      sshRun + ` true`,
+		parallel:   DefaultWaitParallel,
+		unresolved: `*"Could not resolve hostname"*`,
+		run:        sshRun + ` "$remote"`,
 	}
 }
 
@@ -177,7 +191,9 @@ fi
 `,
 	probe: `/bin/sh ` + ConfigDir + "/" + KubexecKey + ` "$host" true </dev/null`,
 	// A kubectl takes tens of MiB, and each a request of the API server.
-	parallel: "4",
+	parallel:   "4",
+	unresolved: `*"` + noPod + `"*|*"does not have a host assigned"*`,
+	run:        `/bin/sh ` + ConfigDir + "/" + KubexecKey + ` "$host" "$remote" </dev/null`,
 }
 
 func waitScript(r remoteShell) string {
@@ -192,6 +208,7 @@ func waitScript(r remoteShell) string {
 		"{{check}}", r.check,
 		"{{extra}}", r.extra,
 		"{{probe}}", r.probe,
+		"{{unresolved}}", r.unresolved,
 	).Replace(waitTemplate)
 }
 
@@ -241,19 +258,28 @@ self=${self%%.*}
   done
   wait
 }
-since=$(date +%s)
+# The stall timer starts once a worker resolves: until then the workers
+# wait for room (a queue, a gang scheduler, a full node), which is no stall.
+since=
+said_at=
+delay=0.05
+began=$(date +%s)
 results=$(probe_all < {{hostfile}})
-round=0
 while :; do
   pending=
   left=0
   answered=
+  resolved=
   while read -r said host reason; do
     case $said in
     ok)
       printf 'trainfn: %s {{accepts}}\n' "$host"
       answered=1 ;;
     no)
+      case $reason in
+      {{unresolved}}) ;;
+      *) resolved=1 ;;
+      esac
       if [ "$left" -eq 0 ]; then
         first=$host
         err=$reason
@@ -266,19 +292,37 @@ while :; do
 $results
 HOSTS
   [ "$left" -eq 0 ] && exit 0
-  [ -n "$answered" ] && since=$(date +%s)
-  waited=$(( $(date +%s) - since ))
+  now=$(date +%s)
+  if [ -n "$answered" ] || { [ -z "$since" ] && [ -n "$resolved" ]; }; then
+    since=$now
+  fi
+  waited=0
+  [ -n "$since" ] && waited=$((now - since))
   if [ "$waited" -ge "$timeout" ]; then
     printf 'trainfn: worker %s did not {{accept}} within %ss: %s\n' "$first" "$timeout" "$err" >&2
     exit 1
   fi
-  if [ $((round % 15)) -eq 0 ]; then
+  if [ -z "$said_at" ] || [ $((now - said_at)) -ge 30 ]; then
     others=
     [ "$left" -gt 1 ] && others=" and $((left - 1)) more"
-    printf 'trainfn: waiting for %s%s (%ss): %s\n' "$first" "$others" "$waited" "$err"
+    if [ -n "$since" ]; then
+      printf 'trainfn: waiting for %s%s (%ss): %s\n' "$first" "$others" "$waited" "$err"
+    else
+      printf 'trainfn: waiting for %s%s to be placed (no worker resolves yet): %s\n' "$first" "$others" "$err"
+    fi
+    said_at=$now
   fi
-  round=$((round + 1))
-  sleep 2
+  # Retry every 50 ms for the first seconds, when workers' servers come
+  # up, then back off to a second; an image whose sleep takes whole
+  # seconds only waits the second.
+  sleep "$delay" 2>/dev/null || sleep 1
+  if [ $((now - began)) -ge 3 ]; then
+    case $delay in
+    0.05) delay=0.2 ;;
+    0.2) delay=0.5 ;;
+    *) delay=1 ;;
+    esac
+  fi
   results=$(printf '%s' "$pending" | probe_all)
 done
 `
@@ -293,17 +337,28 @@ const KubectlPath = KubectlDir + "/kubectl"
 
 // Kubexec is mpirun's remote shell in the KubectlExec launch mode
 // (mpi-operator v1alpha1's kubexec.sh): called as
-// `kubexec.sh HOST COMMAND...`, it runs the command in the worker pod
-// named by the host's first label, in its main container. Worker pods are named as their hosts (a StatefulSet's), so the
-// launcher needs exec rights on those pods alone.
-func Kubexec(container string) string {
+// `kubexec.sh HOST COMMAND...`, it runs the command in the container of
+// the worker pod the host names. The workers are an Indexed Job, whose
+// pods' names the Job controller makes up: the pod is the one of the
+// workers' Job with the host's index that has not ended.
+func Kubexec(container, workers string) string {
 	return `#!/bin/sh
 # Rendered by trainfn: mpirun's remote shell, through kubectl exec.
 set -f
-pod=${1%%.*}
+host=${1%%.*}
 shift
 kubectl=` + KubectlPath + `
 [ -x "$kubectl" ] || kubectl=kubectl
+pod=$("$kubectl" get pods -o 'jsonpath={.items[-1:].metadata.name}' \
+  --selector "batch.kubernetes.io/job-name=` + workers + `,batch.kubernetes.io/job-completion-index=${host##*-}" \
+  --field-selector 'status.phase!=Succeeded,status.phase!=Failed') || exit
+if [ -z "$pod" ]; then
+  echo "` + noPod + ` $host" >&2
+  exit 1
+fi
 exec "$kubectl" exec "$pod" --container ` + container + ` -- /bin/sh -c "$*"
 `
 }
+
+// noPod starts what Kubexec says when no pod runs a worker yet.
+const noPod = "trainfn: no pod is running worker"

@@ -80,5 +80,7 @@ command -v timeout >/dev/null 2>&1 && bounded="timeout 10"
 	probe: `said=$($bounded ` + RshAgent + ` "$host" echo trainfn-rsh-ok </dev/null 2>&1); [ "$said" = trainfn-rsh-ok ] || { printf '%s' "${said:-no answer}"; false; }`,
 	// rsh uses a privileged source port, of which there are fewer than
 	// a thousand: a few at a time leave the rest to mpirun.
-	parallel: "8",
+	parallel:   "8",
+	unresolved: `*"nknown host"*|*"not known"*|*"name resolution"*`,
+	run:        `said=$($bounded ` + RshAgent + ` "$host" "$remote && echo trainfn-rsh-ok" </dev/null 2>&1); [ "${said##*trainfn-rsh-}" = ok ]`,
 }

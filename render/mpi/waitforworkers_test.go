@@ -294,3 +294,28 @@ func TestWaitForWorkersProbesInParallelRounds(t *testing.T) {
 		assert.Equal(t, 1, n, "%s answered at once and is asked no more", h)
 	}
 }
+
+// Until a worker resolves, the workers wait for room (a queue, a gang
+// scheduler), not for a stall: the wait's bound does not run yet.
+func TestWaitForWorkersStallStartsWhenAWorkerResolves(t *testing.T) {
+	f := newSSHFixture(t)
+	path := filepath.Join(f.dir, "hostfile")
+	require.NoError(t, os.WriteFile(path, []byte(Hostfile(OpenMPI, []handoff.Host{{Name: "queued.invalid", Slots: 1}})), 0o644))
+	script := strings.ReplaceAll(WaitForWorkers(f.impl), ConfigDir+"/"+HostfileKey, path)
+	// Long enough for several rounds past the 1 second bound; a resolver
+	// that cannot reach its server gives up after a second.
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", script)
+	cmd.Env = append(append(os.Environ(), f.env...), WaitTimeoutEnv+"=1", "RES_OPTIONS=timeout:1 attempts:1")
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err)
+	require.ErrorIs(t, ctx.Err(), context.DeadlineExceeded, "the wait ended by itself: %s", out)
+	assert.Contains(t, string(out), "trainfn: waiting for queued.invalid to be placed (no worker resolves yet): ssh: Could not resolve hostname queued.invalid")
+	assert.NotContains(t, string(out), "did not accept SSH within")
+
+	// A worker that resolves but refuses starts the bound.
+	stdout, stderr, err := f.wait(t, Hostfile(OpenMPI, []handoff.Host{{Name: "queued.invalid", Slots: 1}, {Name: "localhost", Slots: 1}}), 1)
+	require.Error(t, err, "stdout: %s", stdout)
+	assert.Contains(t, stderr, "did not accept SSH within 1s")
+}

@@ -32,23 +32,19 @@ func TestTooManyHostsForTheConfigMapAreWrittenByTheLauncher(t *testing.T) {
 	assert.Less(t, dataSize(cm.Data), 16<<10, "the script does not grow with the workers")
 
 	spec := r.job("pi-launcher").Spec.Template.Spec
-	require.Len(t, spec.InitContainers, 2)
-	write, wait := spec.InitContainers[0], spec.InitContainers[1]
+	require.Len(t, spec.InitContainers, 1, "the wait runs in the launcher's container")
+	write := spec.InitContainers[0]
 	assert.Equal(t, "write-hosts", write.Name)
 	assert.Equal(t, spec.Containers[0].Image, write.Image)
 	assert.Equal(t, []string{"/bin/sh", "/etc/mpi-configmap/write_hosts.sh", "/etc/mpi-configmap", "/etc/mpi"}, write.Command)
 	assert.Equal(t, []corev1.VolumeMount{{Name: "mpi-job-config", MountPath: "/etc/mpi-configmap"}, {Name: "mpi-job-hosts", MountPath: "/etc/mpi"}}, write.VolumeMounts)
-	assert.Contains(t, wait.VolumeMounts, corev1.VolumeMount{Name: "mpi-job-hosts", MountPath: "/etc/mpi"})
 	assert.Contains(t, spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "mpi-job-hosts", MountPath: "/etc/mpi"})
 	require.NotNil(t, volume(spec, "mpi-job-hosts"))
 	assert.NotNil(t, volume(spec, "mpi-job-hosts").EmptyDir)
 	config := volume(spec, "mpi-job-config")
 	require.NotNil(t, config)
-	var keys []string
-	for _, item := range config.ConfigMap.Items {
-		keys = append(keys, item.Key)
-	}
-	assert.ElementsMatch(t, []string{mpi.WriteHostsKey, mpi.WaitForWorkersKey}, keys)
+	assert.ElementsMatch(t, []string{mpi.WriteHostsKey, mpi.WaitForWorkersKey, mpi.LaunchKey}, keys(config.ConfigMap.Items),
+		"write_hosts.sh copies the scripts beside what it writes")
 
 	// What the launcher writes is what a ConfigMap large enough would list.
 	from, to := t.TempDir(), t.TempDir()

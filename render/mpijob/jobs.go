@@ -15,10 +15,11 @@ import (
 	"github.com/trainfn/trainfn/render/ynode"
 )
 
-// launcherJob runs mpirun once, on a pod whose hostname the hostfile and
-// Hydra's proxies know, after its init containers have seen every worker
-// accept SSH (or kubectl exec). When writesHosts, the ConfigMap has no
-// hostfile but a script that writes it, which runs first.
+// launcherJob runs mpirun, on a pod whose hostname the hostfile and
+// Hydra's proxies know, through launch.sh: at every attempt once every
+// worker accepts SSH (or rsh, or kubectl exec), telling a worker when the
+// job has ended. When writesHosts, the ConfigMap has no hostfile but a
+// script that writes it, which an init container runs first.
 func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []result.Warning, field.ErrorList) {
 	t, warnings := job.podTemplate(&job.Launcher, handoff.RoleLauncher, job.Launcher.RestartPolicy)
 	warnings = append(warnings, workload.Overridden(t, "hostname", handoff.LauncherName(job.Name), "the hostfile and Hydra's proxies know the launcher by it")...)
@@ -80,11 +81,23 @@ func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []resu
 	if remote {
 		reach := reachOverSSH(job)
 		warnings = append(warnings, reach.warnings...)
-		errs = appendErr(errs, t.AddInitContainer(waitForWorkers(main, shell, files, reach)))
+		wrapped, ws := job.launchAround(t, main)
+		warnings = append(warnings, ws...)
+		if wrapped {
+			items.Content = append(items.Content,
+				ynode.Map("key", mpi.LaunchKey, "path", mpi.LaunchKey, "mode", ynode.FileMode(0o555)))
+			setWaitEnv(main, reach)
+		} else {
+			errs = appendErr(errs, t.AddInitContainer(waitForWorkers(main, shell, files, reach)))
+		}
+	}
+	spec := []any{"template", t.Node()}
+	if restartPolicy(t) == "Never" {
+		spec = append(spec, "podFailurePolicy", workload.DisruptionIgnored())
 	}
 
 	return job.Object("batch/v1", "Job", handoff.LauncherName(job.Name), handoff.RoleLabels(job.Name, handoff.RoleLauncher),
-		"spec", job.RunPolicy.JobSpec("template", t.Node())), t, warnings, errs
+		"spec", job.RunPolicy.JobSpec(spec...)), t, warnings, errs
 }
 
 // mountKubectl gives the launcher kubectl: an init container of the
@@ -155,55 +168,72 @@ func waitForWorkers(main *pod.Container, shell *yaml.Node, files string, reach s
 		"securityContext", copyOf(main.Get("securityContext")),
 		"volumeMounts", ynode.Seq(shell, ynode.Map("name", files, "mountPath", mpi.ConfigDir)),
 	)
-	// Shown with its default, so it can be patched; a value the launcher's
-	// environment sets wins.
-	pod.ContainerOf(c).AddEnv(mpi.WaitTimeoutEnv, mpi.DefaultWaitTimeout)
-	if reach.flagSet {
-		pod.ContainerOf(c).AddEnv(mpi.WaitSSHArgsEnv, reach.flagArgs)
-	}
+	setWaitEnv(pod.ContainerOf(c), reach)
 	return c
 }
 
-// workerJob runs one pod per worker as an Indexed Job: the Job controller
-// gives pod i the hostname <job>-worker-i and replaces it when it fails,
-// once the failed pod is gone, so that two pods never share a hostname.
-func workerJob(job *Job) (*yaml.RNode, *pod.Template, []result.Warning, *field.Error) {
-	t, warnings, err := workerTemplate(job, job.Worker.RestartPolicy, "Indexed Job")
-	n := job.Worker.Replicas
-	return job.Object("batch/v1", "Job", handoff.WorkersName(job.Name), handoff.RoleLabels(job.Name, handoff.RoleWorker),
-		"spec", job.RunPolicy.JobSpec(
-			"completionMode", "Indexed",
-			"completions", n,
-			"parallelism", n,
-			"podReplacementPolicy", "Failed",
-			"template", t.Node())), t, warnings, err
+// setWaitEnv gives the container that waits for the workers its bound,
+// shown with its default so that it can be patched (a value the
+// launcher's environment sets wins), and the ssh arguments of mpirun's
+// command line, which the wait cannot read.
+func setWaitEnv(c *pod.Container, reach sshReach) {
+	c.AddEnv(mpi.WaitTimeoutEnv, mpi.DefaultWaitTimeout)
+	if reach.flagSet {
+		c.AddEnv(mpi.WaitSSHArgsEnv, reach.flagArgs)
+	}
 }
 
-// workerStatefulSet runs the workers as a StatefulSet, whose pods it
-// names as their hosts, <job>-worker-i: in the KubectlExec launch mode, so
-// that the launcher's Role can name the pods it may exec into, and for an
-// elastic job, whose count people, scripts and autoscalers change through
-// the scale subresource, the highest indexes leaving first.
+// restartPolicy is a pod template's restartPolicy.
+func restartPolicy(t *pod.Template) string {
+	if n := ynode.Get(ynode.Get(t.Node(), "spec"), "restartPolicy"); n != nil {
+		return n.Value
+	}
+	return ""
+}
+
+// workerJob runs one pod per worker as an Indexed Job: the Job controller
+// gives pod i the hostname <job>-worker-i and makes it again when it
+// fails, once the failed pod is gone, so that two pods never share a
+// hostname. A pod stopped by a disruption is made again without counting
+// against the backoffLimit; one deleted counts. Workers that stop by
+// themselves end the Job at the first that succeeds.
+func workerJob(job *Job) (*yaml.RNode, *pod.Template, []result.Warning, *field.Error) {
+	t, warnings, err := workerTemplate(job, "Never", "Indexed Job")
+	if p := job.Worker.RestartPolicy; p != "" && p != "Never" {
+		warnings = append(warnings, result.Warning{Field: field.NewPath("spec", "mpiReplicaSpecs", "Worker", "restartPolicy"),
+			Message: "replaced by Never: the workers' Job makes a failed worker again as a new pod, which its pod failure policy (a disruption does not count against the backoffLimit) needs"})
+	}
+	n := job.Worker.Replicas
+	spec := []any{
+		"completionMode", "Indexed",
+		"completions", n,
+		"parallelism", n,
+		"podReplacementPolicy", "Failed",
+		"podFailurePolicy", workload.DisruptionIgnored(),
+	}
+	if job.workersEnd() {
+		spec = append(spec, "successPolicy", endsAtFirstSuccess())
+	}
+	return job.Object("batch/v1", "Job", handoff.WorkersName(job.Name), handoff.RoleLabels(job.Name, handoff.RoleWorker),
+		"spec", job.RunPolicy.JobSpec(append(spec, "template", t.Node())...)), t, warnings, err
+}
+
+// workerStatefulSet runs an elastic job's workers as a StatefulSet, whose
+// pods it names as their hosts, <job>-worker-i, and whose count people,
+// scripts and autoscalers change through the scale subresource, the
+// highest indexes leaving first.
 func workerStatefulSet(job *Job) (*yaml.RNode, *pod.Template, []result.Warning, *field.Error) {
 	// A StatefulSet restarts its pods whatever the replica's policy says.
 	t, warnings, err := workerTemplate(job, "Always", "StatefulSet")
-	return job.StatefulSet(handoff.WorkersName(job.Name), handoff.RoleWorker, job.fixedReplicas(), t), t, warnings, err
-}
-
-// fixedReplicas is the workers' replicas when the render owns them; nil for
-// an elastic job, whose count is a run-time fact.
-func (j *Job) fixedReplicas() *int32 {
-	if j.elastic() != nil {
-		return nil
-	}
-	return &j.Worker.Replicas
+	return job.StatefulSet(handoff.WorkersName(job.Name), handoff.RoleWorker, nil, t), t, warnings, err
 }
 
 // workerTemplate prepares the workers' pod template for the workload that
 // runs them, names their hosts, and has them serve what the launch mode's
 // mpirun reaches them with: sshd or an rsh server, or, in the KubectlExec
 // launch mode, an idle process that mpirun starts processes beside. The
-// template's own command, when it has one, runs instead.
+// template's own command, when it has one, runs instead; either runs
+// through mpi.Work when the workers are an Indexed Job.
 func workerTemplate(job *Job, restartPolicy, workload string) (*pod.Template, []result.Warning, *field.Error) {
 	t, warnings := job.podTemplate(job.Worker, handoff.RoleWorker, restartPolicy)
 	if hostname := t.Remove("hostname"); hostname != nil {
@@ -212,6 +242,7 @@ func workerTemplate(job *Job, restartPolicy, workload string) (*pod.Template, []
 	}
 	m := modeOf(job.launchMode())
 	main := job.main(t)
+	wrapped := job.workersWrapped()
 	if main.Get("command") == nil && main.Get("args") == nil {
 		main.Set("command", ynode.Of(m.serve))
 		if m.serveArgs != nil {
@@ -219,35 +250,30 @@ func workerTemplate(job *Job, restartPolicy, workload string) (*pod.Template, []
 		}
 	}
 	main.AddEnv("K_MPI_JOB_ROLE", handoff.RoleWorker)
+	files := m.workerFiles
+	if wrapped {
+		if err := workAround(t, main); err != nil {
+			return t, warnings, err
+		}
+		files = append(files, configItem(mpi.WorkKey, 0o555))
+	} else if job.elastic() == nil {
+		warnings = append(warnings, result.Warning{Field: main.Path().Child("command"),
+			Message: "the workers' container has no command, only its image's entrypoint, which trainfn cannot run its steps around: " +
+				"a deleted worker whose process exits 0 is not made again, and the workers do not stop by themselves when the job ends; name the command to have both"})
+	}
+	if len(files) > 0 {
+		if err := t.AddVolume(ynode.Map("name", configVolume, "configMap", ynode.Map(
+			"name", handoff.ConfigMapName(job.Name), "items", &yaml.Node{Kind: yaml.SequenceNode, Content: files}))); err != nil {
+			return t, warnings, err
+		}
+		if err := main.AddVolumeMount(configVolume, mpi.ConfigDir); err != nil {
+			return t, warnings, err
+		}
+	}
 	if m.mount == nil {
 		return t, warnings, nil
 	}
 	return t, warnings, m.mount(job, t, main)
-}
-
-// mountRsh mounts on the workers what ServeRsh, their rsh server, reads:
-// itself and inetd's configuration, from the job's ConfigMap.
-func mountRsh(job *Job, t *pod.Template, main *pod.Container) *field.Error {
-	if err := t.AddVolume(ynode.Map("name", configVolume, "configMap", ynode.Map(
-		"name", handoff.ConfigMapName(job.Name), "items", ynode.Seq(
-			ynode.Map("key", mpi.ServeRshKey, "path", mpi.ServeRshKey, "mode", ynode.FileMode(0o555)),
-			ynode.Map("key", mpi.RshdConfKey, "path", mpi.RshdConfKey, "mode", ynode.FileMode(0o444)))))); err != nil {
-		return err
-	}
-	return main.AddVolumeMount(configVolume, mpi.ConfigDir)
-}
-
-// mountKubexec mounts kubexec.sh on the workers too, where no process runs
-// it: Open MPI hands mpirun's plm_rsh_agent to every orted on its command
-// line, and Open MPI 4's orted, finding no such file, stops (and crashes)
-// before it starts a rank. Found on a real node; the launcher alone had it.
-func mountKubexec(job *Job, t *pod.Template, main *pod.Container) *field.Error {
-	if err := t.AddVolume(ynode.Map("name", configVolume, "configMap", ynode.Map(
-		"name", handoff.ConfigMapName(job.Name), "items", ynode.Seq(
-			ynode.Map("key", mpi.KubexecKey, "path", mpi.KubexecKey, "mode", ynode.FileMode(0o555)))))); err != nil {
-		return err
-	}
-	return main.AddVolumeMount(configVolume, mpi.ConfigDir)
 }
 
 // mountSSH mounts the job's SSH Secret at sshAuthMountPath: the private key

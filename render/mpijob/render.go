@@ -74,9 +74,9 @@ func (j *Job) Check() field.ErrorList {
 }
 
 // Build expands a job into its objects: the Services, the ConfigMap, the
-// launcher Job and, when the job has workers, their Indexed Job (or, in
-// the KubectlExec launch mode, their StatefulSet and the launcher's RBAC);
-// its gang is the launcher and the workers.
+// launcher Job and, when the job has workers, their Indexed Job (an
+// elastic job's StatefulSet) and, in the KubectlExec launch mode, the
+// launcher's RBAC; its gang is the launcher and the workers.
 func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 	var out result.Output
 	var errs field.ErrorList
@@ -85,6 +85,10 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 	if j.workers() > 0 {
 		m := modeOf(j.launchMode())
 		config[mpi.WaitForWorkersKey] = m.wait(j.Implementation)
+		config[mpi.LaunchKey] = m.launch(j.Implementation)
+		if j.workersWrapped() {
+			config[mpi.WorkKey] = mpi.Work
+		}
 		maps.Copy(config, m.files(j))
 	}
 	hosts := slices.Concat(first, workers.Hosts())
@@ -108,14 +112,13 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 	}
 	out.Warnings = append(out.Warnings, jobWarnings(j, len(hosts))...)
 
+	// Every pod's name resolves from the moment it has an address, not
+	// once it is ready: the launcher's wait probes the workers as they
+	// start, and in.rshd looks up the launcher's address, from a launcher
+	// that is not ready yet, before it runs anything (found on a real node).
 	service := j.HeadlessService(handoff.ServiceName(j.Name), handoff.JobLabels(j.Name))
-	if j.launchMode() == options.Rsh {
-		// in.rshd looks the client's address up before it runs anything,
-		// and the launcher connects from its init container, not ready:
-		// its reverse DNS record must exist by then. Found on a real node.
-		if err := service.PipeE(yaml.Lookup("spec"), yaml.SetField("publishNotReadyAddresses", yaml.NewRNode(ynode.Of(true)))); err != nil {
-			return result.Output{}, gang.Gang{}, field.ErrorList{field.InternalError(nil, err)}
-		}
+	if err := service.PipeE(yaml.Lookup("spec"), yaml.SetField("publishNotReadyAddresses", yaml.NewRNode(ynode.Of(true)))); err != nil {
+		return result.Output{}, gang.Gang{}, field.ErrorList{field.InternalError(nil, err)}
 	}
 	out.Objects = append(out.Objects, service)
 	if mpi.LaunchesBackToLauncher(j.Implementation) {
@@ -135,7 +138,7 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 		var workers *yaml.RNode
 		var wt *pod.Template
 		var err *field.Error
-		if j.kubectlExec() || j.elastic() != nil {
+		if j.elastic() != nil {
 			workers, wt, warnings, err = workerStatefulSet(j)
 		} else {
 			workers, wt, warnings, err = workerJob(j)
@@ -240,7 +243,7 @@ func jobWarnings(job *Job, hosts int) []result.Warning {
 	} else if job.SlotsPerWorker == 0 {
 		warnings = append(warnings, noSlotsWarning(job))
 	}
-	if job.Worker != nil && job.RunPolicy.CleanPodPolicy != "None" && job.RunPolicy.ActiveDeadlineSeconds == nil {
+	if job.Worker != nil && !job.workersEnd() && job.RunPolicy.CleanPodPolicy != "None" && job.RunPolicy.ActiveDeadlineSeconds == nil {
 		warnings = append(warnings, result.Warning{
 			Field: job.cleanPodPolicyPath(),
 			Message: fmt.Sprintf("stopping the workers when the launcher ends (cleanPodPolicy %s) is carried out at run time by trainfn's reconciler; without it they keep running, "+

@@ -3,11 +3,11 @@ package mpijob
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -15,6 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/result"
@@ -101,9 +102,20 @@ func checkAndBuild(job *Job) (result.Output, field.ErrorList) {
 
 func renderJob(t *testing.T, job *Job) rendered {
 	t.Helper()
+	r, _ := renderWarnings(t, job)
+	return r
+}
+
+// renderWarnings renders a job, and its warnings as "field: message".
+func renderWarnings(t *testing.T, job *Job) (rendered, []string) {
+	t.Helper()
 	out, errs := checkAndBuild(job)
 	require.Empty(t, errs)
-	return rendered{t: t, objects: out.Objects}
+	var warnings []string
+	for _, w := range out.Warnings {
+		warnings = append(warnings, w.Field.String()+": "+w.Message)
+	}
+	return rendered{t: t, objects: out.Objects}, warnings
 }
 
 func (r rendered) find(kind, name string) *yaml.RNode {
@@ -199,16 +211,20 @@ func TestLauncherJob(t *testing.T) {
 			_, gpusHidden := env["NVIDIA_VISIBLE_DEVICES"]
 			assert.Equal(t, !launcherWorks, gpusHidden, "a launcher that does no work is kept off the GPUs")
 
-			require.Len(t, spec.InitContainers, 1)
-			wait := spec.InitContainers[0]
-			assert.Equal(t, "wait-for-workers", wait.Name)
-			assert.Equal(t, spec.Containers[0].Image, wait.Image)
-			assert.Equal(t, []string{"/bin/sh", "/etc/mpi/wait_for_workers.sh"}, wait.Command)
-			assert.Equal(t, "/etc/mpi/hostfile", envOf(wait)["I_MPI_HYDRA_HOST_FILE"], "the wait sees the ssh arguments mpirun gets")
+			// The wait runs in the launcher's own container, before mpirun
+			// at every attempt: no init container.
+			assert.Empty(t, spec.InitContainers)
+			assert.Equal(t, []string{"/bin/sh", "/etc/mpi/launch.sh"}, spec.Containers[0].Command)
+			assert.Equal(t, []string{"mpirun"}, spec.Containers[0].Args, "the launcher's command runs as launch.sh's arguments")
+			assert.Equal(t, "600", env[mpi.WaitTimeoutEnv])
+			assert.Equal(t, "5", env[mpi.FailuresAllowedEnv], "a Job's default backoffLimit of 6 restarts of its container (OnFailure) allows 5 failed attempts")
+			assert.Equal(t, "false", env[mpi.WorkersEndEnv], "cleanPodPolicy None: the workers run on")
 
 			config := volume(spec, "mpi-job-config")
 			require.NotNil(t, config)
 			assert.Equal(t, "pi-config", config.ConfigMap.Name)
+			assert.Contains(t, config.ConfigMap.Items, corev1.KeyToPath{Key: mpi.LaunchKey, Path: mpi.LaunchKey, Mode: ptr.To[int32](0o555)})
+			assert.Equal(t, mpi.LaunchOverSSH(mpi.Intel), r.configMap("pi-config").Data[mpi.LaunchKey])
 			assert.Contains(t, spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "mpi-job-config", MountPath: "/etc/mpi"})
 			assert.Contains(t, spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "ssh-auth", MountPath: "/root/.ssh"})
 
@@ -227,36 +243,95 @@ func TestLauncherServiceOnlyForHydra(t *testing.T) {
 }
 
 func TestWorkerJob(t *testing.T) {
-	r := renderJob(t, newJob("pi").workers(3).obj())
-	workers := r.job("pi-worker")
-	assert.Equal(t, ptr.To(batchv1.IndexedCompletion), workers.Spec.CompletionMode)
-	assert.Equal(t, ptr.To[int32](3), workers.Spec.Completions)
-	assert.Equal(t, ptr.To[int32](3), workers.Spec.Parallelism)
+	for _, policy := range []string{"None", "Running", "All"} {
+		t.Run(policy, func(t *testing.T) {
+			r := renderJob(t, newJob("pi").workers(3).runPolicy(workload.RunPolicy{CleanPodPolicy: policy}).obj())
+			workers := r.job("pi-worker")
+			assert.Equal(t, ptr.To(batchv1.IndexedCompletion), workers.Spec.CompletionMode)
+			assert.Equal(t, ptr.To[int32](3), workers.Spec.Completions)
+			assert.Equal(t, ptr.To[int32](3), workers.Spec.Parallelism)
+			assert.Equal(t, ptr.To(batchv1.Failed), workers.Spec.PodReplacementPolicy, "two pods never share a hostname")
+			require.NotNil(t, workers.Spec.PodFailurePolicy)
+			assert.Equal(t, []batchv1.PodFailurePolicyRule{{Action: batchv1.PodFailurePolicyActionIgnore,
+				OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget}}}},
+				workers.Spec.PodFailurePolicy.Rules, "an evicted worker is made again, and costs no retry")
+			if policy == "None" {
+				assert.Nil(t, workers.Spec.SuccessPolicy, "the workers run on after the job")
+			} else {
+				assert.Equal(t, &batchv1.SuccessPolicy{Rules: []batchv1.SuccessPolicyRule{{SucceededCount: ptr.To[int32](1)}}},
+					workers.Spec.SuccessPolicy, "the first worker the launcher ends ends them all")
+			}
 
-	spec := workers.Spec.Template.Spec
-	assert.Equal(t, "pi", spec.Subdomain, "with the Indexed Job's hostname, pod i is pi-worker-i.pi")
-	assert.Equal(t, corev1.RestartPolicyNever, spec.RestartPolicy)
-	assert.Equal(t, []string{"/usr/sbin/sshd", "-De"}, spec.Containers[0].Command)
-	assert.Equal(t, "worker", envOf(spec.Containers[0])["K_MPI_JOB_ROLE"])
-	assert.Empty(t, spec.InitContainers)
-	assert.Equal(t, "pi-ssh", volume(spec, "ssh-auth").Secret.SecretName)
+			spec := workers.Spec.Template.Spec
+			assert.Equal(t, "pi", spec.Subdomain, "with the Indexed Job's hostname, pod i is pi-worker-i.pi")
+			assert.Equal(t, corev1.RestartPolicyNever, spec.RestartPolicy)
+			assert.Equal(t, []string{"/bin/sh", "/etc/mpi/work.sh"}, spec.Containers[0].Command)
+			assert.Equal(t, []string{"/usr/sbin/sshd", "-De"}, spec.Containers[0].Args, "sshd runs under work.sh")
+			assert.Equal(t, "worker", envOf(spec.Containers[0])["K_MPI_JOB_ROLE"])
+			assert.Empty(t, spec.InitContainers)
+			assert.Equal(t, "pi-ssh", volume(spec, "ssh-auth").Secret.SecretName)
+			assert.Equal(t, []corev1.KeyToPath{{Key: mpi.WorkKey, Path: mpi.WorkKey, Mode: ptr.To[int32](0o555)}}, volume(spec, "mpi-job-config").ConfigMap.Items)
+			assert.Contains(t, spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: runVolume, MountPath: mpi.RunDir})
+			assert.Equal(t, mpi.Work, r.configMap("pi-config").Data[mpi.WorkKey])
 
-	service := decodeInto[corev1.Service](t, r.find("Service", "pi"))
-	assert.Equal(t, corev1.ClusterIPNone, service.Spec.ClusterIP)
-	for k, v := range service.Spec.Selector {
-		assert.Equal(t, v, workers.Spec.Template.Labels[k], "the Service selects the workers")
+			service := decodeInto[corev1.Service](t, r.find("Service", "pi"))
+			assert.Equal(t, corev1.ClusterIPNone, service.Spec.ClusterIP)
+			assert.True(t, service.Spec.PublishNotReadyAddresses, "a worker resolves as soon as it has an address")
+			for k, v := range service.Spec.Selector {
+				assert.Equal(t, v, workers.Spec.Template.Labels[k], "the Service selects the workers")
+			}
+		})
 	}
 }
 
+// A worker container that names only arguments runs its image's
+// entrypoint, which nothing can run around: the render says what is lost.
 func TestWorkerCommandKept(t *testing.T) {
-	for _, template := range []string{
-		`{spec: {containers: [{name: w, image: i, command: [/usr/sbin/sshd, -D, -p, "2222"]}]}}`,
-		`{spec: {containers: [{name: w, image: i, args: [-D]}]}}`,
+	for template, wrapped := range map[string]bool{
+		`{spec: {containers: [{name: w, image: i, command: [/usr/sbin/sshd, -D, -p, "2222"]}]}}`: true,
+		`{spec: {containers: [{name: w, image: i, args: [-D]}]}}`:                                false,
 	} {
-		r := renderJob(t, newJob("pi").workers(1).workerTemplate(template).obj())
-		c := r.job("pi-worker").Spec.Template.Spec.Containers[0]
-		assert.NotEqual(t, []string{"/usr/sbin/sshd", "-De"}, c.Command, template)
+		r, warnings := renderWarnings(t, newJob("pi").workers(1).workerTemplate(template).runPolicy(workload.RunPolicy{CleanPodPolicy: "Running"}).obj())
+		workers := r.job("pi-worker")
+		c := workers.Spec.Template.Spec.Containers[0]
+		assert.NotContains(t, c.Args, "-De", template)
+		if wrapped {
+			assert.Equal(t, []string{"/bin/sh", "/etc/mpi/work.sh", "/usr/sbin/sshd", "-D", "-p", "2222"}, append(c.Command, c.Args...))
+			assert.NotNil(t, workers.Spec.SuccessPolicy)
+			continue
+		}
+		assert.Nil(t, c.Command, template)
+		assert.Nil(t, workers.Spec.SuccessPolicy, "a worker that is not told cannot end the Job")
+		assert.Contains(t, strings.Join(warnings, "\n"), "spec.mpiReplicaSpecs.Worker.template.spec.containers[0].command: the workers' container has no command")
+		assert.Contains(t, strings.Join(warnings, "\n"), "carried out at run time by trainfn's reconciler", "the reconciler stops them")
 	}
+}
+
+// A launcher container without a command waits for the workers in an init
+// container, and says what that costs.
+func TestLauncherWithoutACommand(t *testing.T) {
+	r, warnings := renderWarnings(t, newJob("pi").workers(1).launcherTemplate(`{spec: {containers: [{name: l, image: i, args: [mpirun]}]}}`).obj())
+	spec := r.job("pi-launcher").Spec.Template.Spec
+	require.Len(t, spec.InitContainers, 1)
+	assert.Equal(t, "wait-for-workers", spec.InitContainers[0].Name)
+	assert.Equal(t, []string{"/bin/sh", "/etc/mpi/wait_for_workers.sh"}, spec.InitContainers[0].Command)
+	assert.Equal(t, "/etc/mpi/hostfile", envOf(spec.InitContainers[0])["OMPI_MCA_orte_default_hostfile"], "the wait sees the ssh arguments mpirun gets")
+	assert.Nil(t, spec.Containers[0].Command)
+	assert.Contains(t, strings.Join(warnings, "\n"), "spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].command: the launcher's container has no command")
+}
+
+// A launcher of restartPolicy Never is a new pod at each attempt; one
+// evicted costs no attempt.
+func TestLauncherEvictionCostsNoAttempt(t *testing.T) {
+	b := newJob("pi").workers(1)
+	b.job.Launcher.RestartPolicy = "Never"
+	launcher := renderJob(t, b.obj()).job("pi-launcher")
+	assert.Equal(t, "6", envOf(launcher.Spec.Template.Spec.Containers[0])[mpi.FailuresAllowedEnv], "a Job fails past backoffLimit failed pods")
+	require.NotNil(t, launcher.Spec.PodFailurePolicy)
+	assert.Equal(t, corev1.DisruptionTarget, launcher.Spec.PodFailurePolicy.Rules[0].OnPodConditions[0].Type)
+
+	onFailure := renderJob(t, newJob("pi").workers(1).obj()).job("pi-launcher")
+	assert.Nil(t, onFailure.Spec.PodFailurePolicy, "Kubernetes takes a podFailurePolicy with restartPolicy Never alone")
 }
 
 func TestSSHKeyModes(t *testing.T) {
@@ -350,20 +425,20 @@ func (b *jobBuilder) kubectlExec(deliveryImage string) *jobBuilder {
 
 func TestKubectlExecMode(t *testing.T) {
 	r := renderJob(t, newJob("pi").workers(2).kubectlExec("delivery:1").obj())
-	assert.Nil(t, r.find("Job", "pi-worker"), "the workers run as a StatefulSet")
-	workers := decodeInto[appsv1.StatefulSet](t, r.find("StatefulSet", "pi-worker"))
-	assert.Equal(t, "pi", workers.Spec.ServiceName, "pod i is pi-worker-i.pi, as the hostfile says")
-	assert.Equal(t, ptr.To[int32](2), workers.Spec.Replicas)
+	assert.Nil(t, r.find("StatefulSet", "pi-worker"), "a static job's workers are an Indexed Job, which stops when the job ends")
+	workers := r.job("pi-worker")
+	assert.Equal(t, ptr.To(batchv1.IndexedCompletion), workers.Spec.CompletionMode)
 	worker := workers.Spec.Template.Spec
-	assert.Equal(t, []string{"sleep"}, worker.Containers[0].Command)
+	assert.Equal(t, []string{"/bin/sh", "/etc/mpi/work.sh", "sleep", "365d"}, append(worker.Containers[0].Command, worker.Containers[0].Args...))
 	assert.Nil(t, volume(worker, "ssh-auth"), "no SSH in this mode")
+	assert.Equal(t, []string{mpi.KubexecKey, mpi.WorkKey}, keys(volume(worker, "mpi-job-config").ConfigMap.Items))
 
+	// The Job controller names the pods: the Role cannot, and finds them.
 	role := decodeInto[rbacv1.Role](t, r.find("Role", "pi-launcher"))
-	for _, rule := range role.Rules {
-		assert.Equal(t, []string{"pi-worker-0", "pi-worker-1"}, rule.ResourceNames, "only this job's workers")
-		assert.NotContains(t, rule.Verbs, "list")
-		assert.NotContains(t, rule.Verbs, "delete")
-	}
+	assert.Equal(t, []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
+		{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: []string{"create", "get"}},
+	}, role.Rules)
 	binding := decodeInto[rbacv1.RoleBinding](t, r.find("RoleBinding", "pi-launcher"))
 	assert.Equal(t, "pi-launcher", binding.Subjects[0].Name)
 	assert.Empty(t, binding.Subjects[0].Namespace, "RBAC reads it as the binding's own: the output stays portable")
@@ -373,27 +448,50 @@ func TestKubectlExecMode(t *testing.T) {
 	env := envOf(launcher.Containers[0])
 	assert.Equal(t, "/etc/mpi/kubexec.sh", env["OMPI_MCA_plm_rsh_agent"])
 	assert.NotContains(t, env, "OMPI_MCA_plm_rsh_args", "the agent takes no ssh arguments")
-	require.Len(t, launcher.InitContainers, 2)
+	require.Len(t, launcher.InitContainers, 1)
 	assert.Equal(t, "kubectl-delivery", launcher.InitContainers[0].Name)
 	assert.Equal(t, "delivery:1", launcher.InitContainers[0].Image)
-	assert.Equal(t, "wait-for-workers", launcher.InitContainers[1].Name, "kubectl is there before the wait needs it")
 	assert.Nil(t, volume(launcher, "ssh-auth"))
 
 	config := r.configMap("pi-config").Data
-	assert.Contains(t, config["kubexec.sh"], `exec "$kubectl" exec "$pod" --container worker -- /bin/sh -c "$*"`)
+	assert.Equal(t, mpi.Kubexec("worker", "pi-worker"), config["kubexec.sh"])
 	assert.Equal(t, mpi.WaitForExec, config["wait_for_workers.sh"])
+	assert.Equal(t, mpi.LaunchOverKubectlExec, config[mpi.LaunchKey])
 	assert.NotContains(t, config["wait_for_workers.sh"], "ssh ")
+}
+
+// An elastic job's workers are a StatefulSet, whose pods' names its Role
+// lists.
+func TestKubectlExecElasticRole(t *testing.T) {
+	b := newJob("pi").workers(2).kubectlExec("")
+	b.job.Options.ElasticWorkers = &handoff.Bounds{Min: 1, Max: 3}
+	r := renderJob(t, b.obj())
+	assert.NotNil(t, r.find("StatefulSet", "pi-worker"))
+	role := decodeInto[rbacv1.Role](t, r.find("Role", "pi-launcher"))
+	for _, rule := range role.Rules {
+		assert.Equal(t, []string{"pi-worker-0", "pi-worker-1", "pi-worker-2"}, rule.ResourceNames, "only this job's workers")
+		assert.NotContains(t, rule.Verbs, "list")
+	}
+}
+
+func keys(items []corev1.KeyToPath) []string {
+	var k []string
+	for _, i := range items {
+		k = append(k, i.Key)
+	}
+	return k
 }
 
 func TestKubectlFromTheLauncherImage(t *testing.T) {
 	r := renderJob(t, newJob("pi").workers(1).kubectlExec("").obj())
 	launcher := r.job("pi-launcher").Spec.Template.Spec
-	require.Len(t, launcher.InitContainers, 1)
-	assert.Equal(t, "wait-for-workers", launcher.InitContainers[0].Name)
+	assert.Empty(t, launcher.InitContainers, "the launcher's own kubectl, and the wait in its container")
 }
 
 func TestKubectlExecRoleBounded(t *testing.T) {
-	_, errs := checkAndBuild(newJob("pi").workers(20000).kubectlExec("d").obj())
+	b := newJob("pi").workers(2).kubectlExec("d")
+	b.job.Options.ElasticWorkers = &handoff.Bounds{Min: 1, Max: 20000}
+	_, errs := checkAndBuild(b.obj())
 	require.Len(t, errs, 1)
 	assert.Equal(t, "spec.mpiReplicaSpecs.Worker.replicas", errs[0].Field)
 	assert.Contains(t, errs[0].Detail, "use the SSH launch mode")

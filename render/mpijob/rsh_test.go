@@ -34,7 +34,7 @@ func TestRshMode(t *testing.T) {
 	assert.Empty(t, rule.Ports, "MPI's processes talk on ports of their choosing")
 
 	worker := r.job("pi-worker").Spec.Template.Spec
-	assert.Equal(t, []string{"/bin/sh", "/etc/mpi/serve_rsh.sh"}, worker.Containers[0].Command)
+	assert.Equal(t, []string{"/bin/sh", "/etc/mpi/work.sh", "/bin/sh", "/etc/mpi/serve_rsh.sh"}, append(worker.Containers[0].Command, worker.Containers[0].Args...))
 	assert.Nil(t, volume(worker, "ssh-auth"), "no SSH key in this mode")
 	launcher := r.job("pi-launcher").Spec.Template.Spec
 	assert.Nil(t, volume(launcher, "ssh-auth"))

@@ -1,6 +1,7 @@
 package mpijob
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,8 +11,9 @@ import (
 	"github.com/trainfn/trainfn/render/mpi"
 )
 
-// waitEnv is the environment of the launcher's wait-for-workers container,
-// and the render's warnings.
+// waitEnv is the environment of the launcher's container that waits for
+// the workers (its main container, which runs launch.sh), and the render's
+// warnings.
 func waitEnv(t *testing.T, job *Job) (map[string]string, []string) {
 	t.Helper()
 	out, errs := checkAndBuild(job)
@@ -22,12 +24,13 @@ func waitEnv(t *testing.T, job *Job) (map[string]string, []string) {
 	for _, w := range out.Warnings {
 		messages = append(messages, w.Field.String()+": "+w.Message)
 	}
-	for _, c := range launcher.Spec.Template.Spec.InitContainers {
-		if c.Name == waitContainer {
+	spec := launcher.Spec.Template.Spec
+	for _, c := range slices.Concat(spec.Containers, spec.InitContainers) {
+		if slices.Contains(c.Command, mpi.ConfigDir+"/"+mpi.LaunchKey) || c.Name == waitContainer {
 			return envOf(c), messages
 		}
 	}
-	t.Fatal("the launcher has no wait-for-workers container")
+	t.Fatal("no container of the launcher waits for the workers")
 	return nil, nil
 }
 
@@ -81,10 +84,10 @@ func TestWorkersOnAnotherPortWarn(t *testing.T) {
 // kubelet can look, is no cause to warn.
 func TestAPortTheLauncherIsGivenDoesNotWarn(t *testing.T) {
 	for name, launcher := range map[string]string{
-		"Open MPI 5's variable":  `{spec: {containers: [{name: l, image: a, env: [{name: PRTE_MCA_plm_ssh_args, value: "-p 2222"}]}]}}`,
-		"Open MPI 4's variable":  `{spec: {containers: [{name: l, image: a, env: [{name: OMPI_MCA_plm_rsh_args, value: "-o Port=2222"}]}]}}`,
-		"from a ConfigMap key":   `{spec: {containers: [{name: l, image: a, env: [{name: OMPI_MCA_plm_rsh_args, valueFrom: {configMapKeyRef: {name: c, key: k}}}]}]}}`,
-		"from a whole ConfigMap": `{spec: {containers: [{name: l, image: a, envFrom: [{configMapRef: {name: c}}]}]}}`,
+		"Open MPI 5's variable":  `{spec: {containers: [{name: l, image: a, command: [mpirun, /app], env: [{name: PRTE_MCA_plm_ssh_args, value: "-p 2222"}]}]}}`,
+		"Open MPI 4's variable":  `{spec: {containers: [{name: l, image: a, command: [mpirun, /app], env: [{name: OMPI_MCA_plm_rsh_args, value: "-o Port=2222"}]}]}}`,
+		"from a ConfigMap key":   `{spec: {containers: [{name: l, image: a, command: [mpirun, /app], env: [{name: OMPI_MCA_plm_rsh_args, valueFrom: {configMapKeyRef: {name: c, key: k}}}]}]}}`,
+		"from a whole ConfigMap": `{spec: {containers: [{name: l, image: a, command: [mpirun, /app], envFrom: [{configMapRef: {name: c}}]}]}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			job := newJob("pi").workers(1).launcherTemplate(launcher).

@@ -92,11 +92,13 @@ func fromV1alpha2(v *schemas.Validated, opts options.Options) (*Job, []result.Wa
 
 // v1alpha2RestartPolicy is the restart policy a role's pods get, as
 // mpi-operator v1alpha2 gave them whatever the spec said: the launcher
-// OnFailure unless Never, the workers restarted in place (the operator's
-// StatefulSet's Always, which is OnFailure for a Job's pods).
+// OnFailure unless Never. The workers, which the operator's StatefulSet
+// restarted, are made again by their Job, as new pods (Never): a worker
+// stopped mid-run must fail for it to be made again, which a pod failure
+// policy tells apart only in pods never restarted in place.
 func v1alpha2RestartPolicy(role string, written *string) (string, []result.Warning) {
 	restart := "OnFailure"
-	if role == "Launcher" && written != nil && *written == "Never" {
+	if role == "Worker" || written != nil && *written == "Never" {
 		restart = "Never"
 	}
 	if written == nil || *written == restart {
@@ -104,7 +106,7 @@ func v1alpha2RestartPolicy(role string, written *string) (string, []result.Warni
 	}
 	why := "the launcher runs with OnFailure unless Never"
 	if role == "Worker" {
-		why = "workers restart in place, which a Job's pod does with OnFailure"
+		why = "the workers' Job makes a failed worker again as a new pod, as the operator's StatefulSet made them again"
 	}
 	return restart, []result.Warning{{Field: field.NewPath("spec", "mpiReplicaSpecs", role, "restartPolicy"),
 		Message: fmt.Sprintf("replaced by %s, as mpi-operator v1alpha2 replaced it: %s", restart, why)}}

@@ -282,7 +282,7 @@ func exitCodePolicy() *yaml.Node {
 	}
 	return ynode.Map("rules", ynode.Seq(
 		ynode.Map("action", "FailJob", "onExitCodes", ynode.Map("containerName", pytorchContainer, "operator", "In", "values", values)),
-		ynode.Map("action", "Ignore", "onPodConditions", ynode.Seq(ynode.Map("type", "DisruptionTarget"))),
+		workload.DisruptionRule(),
 	))
 }
 

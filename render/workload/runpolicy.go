@@ -67,3 +67,16 @@ func (s RunPolicySpec) Policy(operator string) RunPolicy {
 	}
 	return p
 }
+
+// DisruptionIgnored is a Job's podFailurePolicy under which a pod stopped
+// by a disruption (evicted, preempted, its node drained) is made again
+// without counting against the Job's backoffLimit. The Job's pods must have
+// restartPolicy Never.
+func DisruptionIgnored() *yaml.Node {
+	return ynode.Map("rules", ynode.Seq(DisruptionRule()))
+}
+
+// DisruptionRule is DisruptionIgnored's rule, for a policy of more rules.
+func DisruptionRule() *yaml.Node {
+	return ynode.Map("action", "Ignore", "onPodConditions", ynode.Seq(ynode.Map("type", "DisruptionTarget")))
+}

@@ -22,9 +22,9 @@ import (
 
 // TestKubectlExecLauncherRBAC applies what an MPIJob in the KubectlExec
 // launch mode renders to, and asks the API server's own RBAC authorizer
-// what its launcher's ServiceAccount may do: exec into its job's workers,
-// and read them, which kubectl exec does first; nothing else, in no other
-// namespace. The RoleBinding's subject names no namespace, which RBAC
+// what its launcher's ServiceAccount may do: find its job's workers and
+// exec into them, the pods of its own namespace, whose names the Job
+// controller makes up; nothing else, in no other namespace. The RoleBinding's subject names no namespace, which RBAC
 // reads as the RoleBinding's own, so the rights follow the output into
 // whichever namespace it is applied to.
 func TestKubectlExecLauncherRBAC(t *testing.T) {
@@ -51,29 +51,29 @@ func TestKubectlExecLauncherRBAC(t *testing.T) {
 		allowed     bool
 		description string
 	}
+	// The workers are an Indexed Job, whose pods' names the Job
+	// controller makes up: the launcher finds them by label and execs into
+	// them, in its own namespace only.
 	var cases []access
-	for _, worker := range []string{"noshd-worker-0", "noshd-worker-1"} {
+	for _, worker := range []string{"noshd-worker-0-x7k2p", "noshd-worker-1-9qzrt"} {
 		cases = append(cases,
 			access{launcher, "get", "pods", worker, ns, true, "kubectl exec reads the worker pod first"},
 			access{launcher, "create", "pods/exec", worker, ns, true, "kubectl exec opens the stream with a POST"},
 			access{launcher, "get", "pods/exec", worker, ns, true, "older kubectl opens the stream with a GET"},
 		)
 	}
-	for _, target := range []struct{ name, namespace, why string }{
-		{"noshd-worker-2", ns, "a worker the job does not have"},
-		{"noshd-launcher-xyz", ns, "the launcher's own pod"},
-		{"noshd-worker-0", other, "a worker's name in another namespace"},
-	} {
-		for _, verb := range []string{"get", "create"} {
-			cases = append(cases, access{launcher, verb, "pods/exec", target.name, target.namespace, false, target.why})
-		}
+	cases = append(cases, access{launcher, "list", "pods", "", ns, true, "kubexec.sh finds a worker's pod by its Job's labels"})
+	for _, verb := range []string{"get", "create"} {
+		cases = append(cases, access{launcher, verb, "pods/exec", "noshd-worker-0-x7k2p", other, false, "a worker's name in another namespace"})
 	}
 	cases = append(cases,
-		access{launcher, "list", "pods", "", ns, false, "the namespace's pods"},
-		access{launcher, "watch", "pods", "", ns, false, "the namespace's pods"},
-		access{launcher, "delete", "pods", "noshd-worker-0", ns, false, "a worker it may only exec into"},
+		access{launcher, "list", "pods", "", other, false, "another namespace's pods"},
+		access{launcher, "watch", "pods", "", ns, false, "the namespace's pods, watched"},
+		access{launcher, "delete", "pods", "noshd-worker-0-x7k2p", ns, false, "a worker it may only exec into"},
 		access{launcher, "get", "secrets", "noshd-ssh", ns, false, "a Secret of the job's name"},
 		access{launcher, "create", "pods", "", ns, false, "new pods"},
+		access{launcher, "create", "pods/attach", "noshd-worker-0-x7k2p", ns, false, "attaching to a worker"},
+		access{launcher, "create", "pods/portforward", "noshd-worker-0-x7k2p", ns, false, "forwarding a worker's ports"},
 	)
 	// What the launcher is allowed, the same name in another namespace is
 	// not, in the job's namespace or its own: the subject binds the

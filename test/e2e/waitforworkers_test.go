@@ -59,17 +59,31 @@ trap 'kill $pid 2>/dev/null' EXIT
 "$@"
 `
 
-// waitContainer is the launcher's init container that runs the
-// wait-for-workers script, if it has one.
+// waitContainer is the launcher's container that waits for the workers,
+// if it has one: its main container, which runs launch.sh, or else an init
+// container that runs the wait-for-workers script.
 func waitContainer(pod *corev1.Pod) *corev1.Container {
-	for i, c := range pod.Spec.InitContainers {
-		if slices.ContainsFunc(slices.Concat(c.Command, c.Args), func(arg string) bool {
-			return strings.HasSuffix(arg, mpi.WaitForWorkersKey)
-		}) {
-			return &pod.Spec.InitContainers[i]
+	for i, c := range slices.Concat(pod.Spec.Containers, pod.Spec.InitContainers) {
+		for _, script := range []string{mpi.LaunchKey, mpi.WaitForWorkersKey} {
+			if slices.ContainsFunc(slices.Concat(c.Command, c.Args), func(arg string) bool { return strings.HasSuffix(arg, "/"+script) }) {
+				if i < len(pod.Spec.Containers) {
+					return &pod.Spec.Containers[i]
+				}
+				return &pod.Spec.InitContainers[i-len(pod.Spec.Containers)]
+			}
 		}
 	}
 	return nil
+}
+
+// waitCommand is what the container runs to wait for the workers: its own
+// command, or, under launch.sh, the script launch.sh runs first (mpirun,
+// which it runs then, is test/mpirun's to run).
+func waitCommand(c *corev1.Container) []string {
+	if slices.Contains(c.Command, mpi.ConfigDir+"/"+mpi.LaunchKey) {
+		return []string{"/bin/sh", mpi.ConfigDir + "/" + mpi.WaitForWorkersKey}
+	}
+	return slices.Concat(c.Command, c.Args)
 }
 
 // checkWaitForWorkers runs a launcher pod's wait-for-workers container as
@@ -108,7 +122,7 @@ func checkWaitForWorkers(t *testing.T, ns string, launcher *corev1.Pod) {
 
 	args := []string{"--net", "--mount", "--uts", "--fork", "--kill-child", "/bin/sh", "-c", podShell, "pod",
 		dir, sshd.SSHD, sshd.Config, sshd.Log}
-	args = slices.Concat(args, ips, []string{"--"}, container.Command, container.Args)
+	args = slices.Concat(args, ips, []string{"--"}, waitCommand(container))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, unshare, args...)

@@ -7,8 +7,9 @@
 // mount namespaces of its own, exactly the volumes it mounts (the job's
 // ConfigMap at /etc/mpi, the SSH Secret at sshAuthMountPath) over the files
 // of a stand-in image (image_test.go says what the image provides; none of
-// it is trainfn's). The launcher runs its init container, then mpirun, which
-// starts a small C program on the workers through their sshd.
+// it is trainfn's). The launcher runs its container, which waits for the
+// workers, runs mpirun, which starts a small C program on the workers through
+// their sshd or rshd, and then tells one worker that the job ended.
 package mpirun
 
 import (
@@ -41,12 +42,9 @@ func TestMain(m *testing.M) { os.Exit(testtool.RunWithTrainfn(m, &trainfn)) }
 // or two, the one with a late worker about eight.
 const scenario = 90 * time.Second
 
-// waitStep is the launcher's init container that trainfn adds.
-const waitStep = "wait-for-workers"
-
-// lateBy is how long after the launcher's wait-for-workers step began the
-// late worker's pod starts: long enough for the step to have tried it and
-// be waiting.
+// lateBy is how long after the launcher's container began the late
+// worker's pod starts: long enough for its wait to have tried it and be
+// waiting.
 const lateBy = 5 * time.Second
 
 func TestMPIRun(t *testing.T) {
@@ -55,26 +53,30 @@ func TestMPIRun(t *testing.T) {
 		// mpi is the implementation the image ships, by Debian's suffix.
 		mpi string
 		// late is a worker whose pod starts only after the launcher's
-		// wait-for-workers step began, or -1.
+		// container began, or -1.
 		late int
 		// shell is the remote shell mpirun reaches the workers with, as
-		// the wait-for-workers step names it.
+		// the launcher's wait names it.
 		shell string
+		// ends says whether the job's cleanPodPolicy (Running or All,
+		// said or defaulted) has the launcher tell a worker that the job
+		// ended; under None the workers run on.
+		ends bool
 	}{
-		{"openmpi.yaml", "openmpi", 1, "SSH"},
-		{"mpich.yaml", "mpich", -1, "SSH"},
-		{"openmpi-user.yaml", "openmpi", -1, "SSH"},
-		{"mpich-user.yaml", "mpich", -1, "SSH"},
+		{"openmpi.yaml", "openmpi", 1, "SSH", false},
+		{"mpich.yaml", "mpich", -1, "SSH", true},
+		{"openmpi-user.yaml", "openmpi", -1, "SSH", true},
+		{"mpich-user.yaml", "mpich", -1, "SSH", false},
 		// The design's one template, whose command is mpirun: the workers
-		// serve SSH instead of running it.
-		{"openmpi-v1alpha1.yaml", "openmpi", -1, "SSH"},
+		// serve SSH instead of running it. v1alpha1 defaults to All.
+		{"openmpi-v1alpha1.yaml", "openmpi", -1, "SSH", true},
 		// The Rsh launch mode: rsh servers, no key.
-		{"openmpi-rsh.yaml", "openmpi", 2, "rsh"},
-		{"mpich-rsh.yaml", "mpich", -1, "rsh"},
+		{"openmpi-rsh.yaml", "openmpi", 2, "rsh", false},
+		{"mpich-rsh.yaml", "mpich", -1, "rsh", true},
 	} {
 		t.Run(strings.TrimSuffix(tt.manifest, ".yaml"), func(t *testing.T) {
 			began := time.Now()
-			runJob(t, tt.manifest, tt.mpi, tt.late, tt.shell)
+			runJob(t, tt.manifest, tt.mpi, tt.late, tt.shell, tt.ends)
 			t.Logf("scenario took %s", time.Since(began).Round(100*time.Millisecond))
 		})
 	}
@@ -82,7 +84,7 @@ func TestMPIRun(t *testing.T) {
 
 // runJob stands up the job's pods, runs its launcher and checks what
 // mpirun's ranks report.
-func runJob(t *testing.T, manifest, mpi string, late int, shell string) {
+func runJob(t *testing.T, manifest, mpi string, late int, shell string, ends bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), scenario)
 	defer cancel()
 	name, slots, apiVersion := readJob(t, manifest)
@@ -112,33 +114,18 @@ func runJob(t *testing.T, manifest, mpi string, late int, shell string) {
 			c.startWorker(w)
 		}
 	}
-	// The launcher's init containers run in turn; the last is trainfn's
-	// wait-for-workers, which must hold mpirun back until every worker,
-	// however late, accepts SSH.
+	// The launcher's init containers, if any, run in turn; then its own
+	// container, whose command trainfn runs through launch.sh: the wait for
+	// workers, which must hold mpirun back until every worker, however
+	// late, accepts the remote shell; mpirun; then the word to one worker
+	// that the job ended. Its name resolves from the start, as the
+	// Service publishes addresses that are not ready.
 	l := c.start(launcher)
-	var wait *container
+	c.ready(l)
 	for _, init := range launcher.Spec.InitContainers {
 		step := c.run(l, init.Name, nil)
-		if init.Name == waitStep {
-			wait = step
-			if late >= 0 {
-				time.Sleep(lateBy)
-				require.False(t, wait.finished(), "%s ended before worker %d started:\n%s", waitStep, late, wait.output())
-				c.startWorker(workers[late])
-			}
-		}
 		require.NoError(t, c.await(step), "%s:\n%s", init.Name, step.output())
 	}
-	require.NotNil(t, wait, "the launcher has no init container %s", waitStep)
-	t.Logf("%s:\n%s", waitStep, strings.TrimSpace(wait.output()))
-	for _, w := range workers {
-		assert.Contains(t, wait.output(), "trainfn: "+host(w)+" accepts "+shell+"\n")
-	}
-	if late >= 0 {
-		assert.Contains(t, wait.output(), "trainfn: waiting for "+host(workers[late])+" (",
-			"the step said it was waiting for the late worker")
-	}
-	c.ready(l)
 
 	// Horovod's discovery contract, run as `kubectl exec` would in the
 	// launcher's main container: executable as it is mounted, one line per
@@ -156,11 +143,27 @@ func runJob(t *testing.T, manifest, mpi string, late int, shell string) {
 	}
 	assert.Equal(t, want.String(), discover.output())
 
-	mpirun := c.run(l, main, nil)
-	require.NoError(t, c.await(mpirun), "mpirun:\n%s", mpirun.output())
-	t.Logf("mpirun:\n%s", strings.TrimSpace(mpirun.output()))
+	launch := c.run(l, main, nil)
+	if late >= 0 {
+		time.Sleep(lateBy)
+		require.False(t, launch.finished(), "the launcher ended before worker %d started:\n%s", late, launch.output())
+		require.NotRegexp(t, report, launch.output(), "mpirun ran before worker %d started", late)
+		assert.Contains(t, launch.output(), "trainfn: waiting for "+host(workers[late])+" (",
+			"the launcher said it was waiting for the late worker")
+		c.startWorker(workers[late])
+	}
+	require.NoError(t, c.awaitLauncher(launch), "the launcher:\n%s", launch.output())
+	t.Logf("the launcher:\n%s", strings.TrimSpace(launch.output()))
+	for _, w := range workers {
+		assert.Contains(t, launch.output(), "trainfn: "+host(w)+" accepts "+shell+"\n")
+	}
 	w := workers[0]
-	checkRanks(t, mpirun.output(), workers, slots, c.image.user(t, w.Spec, w.Spec.Containers[0]).uid)
+	checkRanks(t, launch.output(), workers, slots, c.image.user(t, w.Spec, w.Spec.Containers[0]).uid)
+	if ends {
+		c.checkToldEnded(launch.output())
+	} else {
+		c.checkToldNothing(launch.output())
+	}
 }
 
 // host is a worker's name in the hostfile: the pod's hostname under the

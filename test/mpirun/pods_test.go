@@ -8,12 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/yaml"
@@ -79,7 +81,8 @@ type cluster struct {
 	started    map[*rendered.Pod]*pod
 	running    map[*rendered.Pod]string
 	containers []*container
-	// workers are the workers' sshd, which must outlive the launcher.
+	// workers are the workers' containers (sshd or rshd under work.sh),
+	// which must outlive the launcher's mpirun.
 	workers []*container
 }
 
@@ -165,9 +168,16 @@ func (c *cluster) startWorker(p *rendered.Pod) {
 }
 
 // await waits for a launcher's container to end and returns how it did. A
-// worker's sshd that ends first is an error at once: the launcher would
-// only wait on, until the scenario runs out.
-func (c *cluster) await(ct *container) error {
+// worker's container that ends first is an error at once: the launcher
+// would only wait on, until the scenario runs out.
+func (c *cluster) await(ct *container) error { return c.awaitWith(ct, false) }
+
+// awaitLauncher is await for the launcher's own container, whose last act
+// is to tell one worker that the job ended: that worker's ending, cleanly
+// and saying so, is no error.
+func (c *cluster) awaitLauncher(ct *container) error { return c.awaitWith(ct, true) }
+
+func (c *cluster) awaitWith(ct *container, toldEnded bool) error {
 	for {
 		select {
 		case <-ct.done:
@@ -175,13 +185,53 @@ func (c *cluster) await(ct *container) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 		for _, w := range c.workers {
-			if w.finished() {
-				return fmt.Errorf("%s's %s ended (%v) while %s ran:\n%s", w.pod.Hostname, w.name, w.wait(), ct.name, w.output())
+			if !w.finished() || toldEnded && w.endedByWord() {
+				continue
 			}
+			return fmt.Errorf("%s's %s ended (%v) while %s ran:\n%s", w.pod.Hostname, w.name, w.wait(), ct.name, w.output())
 		}
 	}
 }
 
+// workerEnds is what work.sh prints when the launcher's word ends it.
+const workerEnds = "trainfn: the job ended: this worker stops"
+
+// told is what launch.sh prints once a worker took its word.
+var told = regexp.MustCompile(`(?m)^trainfn: told (\S+) the attempt ended: (.*)$`)
+
+// checkToldEnded requires the launcher, whose mpirun succeeded, to have told
+// exactly one worker that the job ended, over the job's own remote shell,
+// and that worker, alone, to stop with exit 0 within seconds: with the
+// workers' Job's successPolicy, that is what ends the job and stops the
+// other workers on a cluster. Here there is no Job controller, so the
+// others run on.
+func (c *cluster) checkToldEnded(launcherOutput string) {
+	t := c.t
+	t.Helper()
+	m := told.FindStringSubmatch(launcherOutput)
+	require.NotNil(t, m, "the launcher told no worker that the job ended:\n%s", launcherOutput)
+	require.Equal(t, "ended", m[2], "the launcher's word")
+	hostname, _, _ := strings.Cut(m[1], ".")
+	var stopped *container
+	for _, w := range c.workers {
+		if w.pod.Hostname == hostname {
+			stopped = w
+		}
+	}
+	require.NotNil(t, stopped, "the launcher told %s, no worker of the job", m[1])
+	select {
+	case <-stopped.done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s was told the job ended and runs on 10s later:\n%s", hostname, stopped.output())
+	}
+	require.NoError(t, stopped.wait(), stopped.output())
+	assert.Contains(t, stopped.output(), workerEnds)
+	for _, w := range c.workers {
+		if w != stopped {
+			assert.False(t, w.finished(), "%s, which was not told, ended: %v\n%s", w.pod.Hostname, w.err, w.output())
+		}
+	}
+}
 func (c *cluster) refresh() {
 	for p, s := range c.started {
 		require.NoError(c.t, s.ns.SetHosts(c.out.Hosts(p, s.ns.IP, c.running)))
@@ -355,6 +405,24 @@ func (ct *container) finished() bool {
 }
 
 func (ct *container) output() string { return ct.out.String() }
+
+// checkToldNothing requires a launcher under cleanPodPolicy None to have
+// told no worker anything, and every worker to run on a while after.
+func (c *cluster) checkToldNothing(launcherOutput string) {
+	t := c.t
+	t.Helper()
+	assert.NotRegexp(t, told, launcherOutput, "cleanPodPolicy None: the launcher must tell the workers nothing")
+	time.Sleep(time.Second)
+	for _, w := range c.workers {
+		assert.False(t, w.finished(), "%s ended under cleanPodPolicy None: %v\n%s", w.pod.Hostname, w.err, w.output())
+	}
+}
+
+// endedByWord says whether a worker's container ended cleanly because the
+// launcher told it the job ended.
+func (ct *container) endedByWord() bool {
+	return ct.finished() && ct.err == nil && strings.Contains(ct.output(), workerEnds)
+}
 
 // job is what the test reads of a manifest of testdata itself: the job's
 // name, and the slots it asks for on each worker (1 unless it says).

@@ -18,6 +18,10 @@ const CPU = "50m"
 // lets edit change each object if given, and writes the stream again.
 // Nothing but the CPU, and what edit changes, differs.
 func Fit(stream []byte, edit func(obj map[string]any)) ([]byte, error) {
+	return fitWith(stream, edit, fitCPU)
+}
+
+func fitWith(stream []byte, edit func(obj map[string]any), fit fitting) ([]byte, error) {
 	var out bytes.Buffer
 	d := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(stream), 4096)
 	for {
@@ -32,7 +36,7 @@ func Fit(stream []byte, edit func(obj map[string]any)) ([]byte, error) {
 		if obj == nil {
 			continue
 		}
-		fitCPU(obj, "")
+		fit(obj, "")
 		if edit != nil {
 			edit(obj)
 		}
@@ -42,6 +46,35 @@ func Fit(stream []byte, edit func(obj map[string]any)) ([]byte, error) {
 		}
 		out.WriteString("---\n")
 		out.Write(data)
+	}
+}
+
+// fitting changes the CPU of every container in an object.
+type fitting func(v any, key string)
+
+// withLimits sets the CPU request of every container in v to CPU, and
+// keeps its limit.
+func withLimits(v any, key string) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, child := range v {
+			if k == "resources" {
+				if r, ok := child.(map[string]any); ok {
+					requests, _ := r["requests"].(map[string]any)
+					if requests == nil {
+						requests = map[string]any{}
+						r["requests"] = requests
+					}
+					requests["cpu"] = CPU
+					continue
+				}
+			}
+			withLimits(child, k)
+		}
+	case []any:
+		for _, child := range v {
+			withLimits(child, key)
+		}
 	}
 }
 
@@ -61,4 +94,11 @@ func fitCPU(v any, key string) {
 			fitCPU(child, key)
 		}
 	}
+}
+
+// FitRequests is Fit for a run that gives each container the CPU its
+// manifest allows: every CPU request is set to CPU, so that the job fits
+// the node's cores, and every limit is kept as written.
+func FitRequests(stream []byte) ([]byte, error) {
+	return fitWith(stream, nil, withLimits)
 }

@@ -22,18 +22,21 @@ func TestBrokenRendersFail(t *testing.T) {
 		name, manifest, job string
 		// breakIt changes a rendered object.
 		breakIt func(obj map[string]any)
-		// says is what the launcher's wait-for-workers step prints.
+		// says is what the launcher's wait for the workers prints.
 		says string
+		// waits: the launcher waits on rather than fail.
+		waits bool
 	}{{
 		// Without the subdomain, a worker's hostname is not in the job's
-		// headless Service's DNS: the launcher cannot resolve it.
-		name: "hostname-without-subdomain", manifest: "testdata/pi-root.yaml", job: "pi-root",
+		// headless Service's DNS: the launcher cannot resolve it, and
+		// waits, as for workers that wait for room, saying why.
+		name: "hostname-without-subdomain", manifest: "testdata/pi-root.yaml", job: "pi-root", waits: true,
 		breakIt: func(obj map[string]any) {
 			if obj["kind"] == "Job" && strings.HasSuffix(name(obj), "-worker") {
 				delete(podSpec(obj), "subdomain")
 			}
 		},
-		says: "Could not resolve hostname",
+		says: "to be placed (no worker resolves yet): ssh: Could not resolve hostname",
 	}, {
 		// A root's private key that others may read: ssh refuses to use
 		// it, and no worker lets the launcher in.
@@ -56,23 +59,33 @@ func TestBrokenRendersFail(t *testing.T) {
 					failFast(obj)
 				}
 			})
+			if tt.waits {
+				// The timer of waitTimeout has not started: the job runs on.
+				deadline := time.Now().Add(jobTimeout)
+				for !strings.Contains(s.logs("batch.kubernetes.io/job-name="+launcher, ""), tt.says) {
+					require.True(t, time.Now().Before(deadline), "the launcher does not say %q:\n%s", tt.says, s.logs("batch.kubernetes.io/job-name="+launcher, ""))
+					time.Sleep(time.Second)
+				}
+				time.Sleep(30 * time.Second) // twice waitTimeout
+				ended, _, _ := s.ends(launcher, time.Second)
+				assert.False(t, ended, "the launcher gave up waiting for workers that never resolved")
+				t.Logf("the launcher waits, saying:\n%s", s.logs("batch.kubernetes.io/job-name="+launcher, ""))
+				return
+			}
 			succeeded, took := s.finish(launcher, jobTimeout)
-			out := s.logs("batch.kubernetes.io/job-name="+launcher, waitStep)
+			out := s.logs("batch.kubernetes.io/job-name="+launcher, "")
 			require.False(t, succeeded, "the broken job succeeded:\n%s", out)
-			t.Logf("the broken job failed %s after kubectl apply; wait-for-workers said:\n%s", took.Round(10*time.Millisecond), out)
+			t.Logf("the broken job failed %s after kubectl apply; its wait said:\n%s", took.Round(10*time.Millisecond), out)
 			assert.Contains(t, out, tt.says)
 		})
 	}
 }
 
-// waitStep is the launcher's init container that waits for the workers.
-const waitStep = "wait-for-workers"
-
 // waitTimeout is how long a broken job's launcher waits for its workers.
 const waitTimeout = "15"
 
-// failFast makes a launcher Job fail at its first failure, its
-// wait-for-workers step give up after waitTimeout. Its pod is not
+// failFast makes a launcher Job fail at its first failure, its wait for
+// the workers give up after waitTimeout. Its pod is not
 // restarted, so that it stays, with what it printed, once the Job failed.
 func failFast(job map[string]any) {
 	job["spec"].(map[string]any)["backoffLimit"] = 0
@@ -80,14 +93,11 @@ func failFast(job map[string]any) {
 	waitFor(job, waitTimeout)
 }
 
-// waitFor has a launcher Job's wait-for-workers step give up after the
-// seconds given.
+// waitFor has a launcher Job's wait for the workers give up after the
+// seconds given: its container's, which runs launch.sh.
 func waitFor(job map[string]any, seconds string) {
-	for _, c := range list(podSpec(job), "initContainers") {
+	for _, c := range list(podSpec(job), "containers") {
 		c := c.(map[string]any)
-		if c["name"] != waitStep {
-			continue
-		}
 		for _, e := range list(c, "env") {
 			if e := e.(map[string]any); e["name"] == "TRAINFN_WAIT_TIMEOUT_SECONDS" {
 				e["value"] = seconds

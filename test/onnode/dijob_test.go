@@ -34,12 +34,20 @@ func TestDIJobCallsTheDIServer(t *testing.T) {
 	// only grows, and "done" is its last line.
 	printed := map[string]string{}
 	var rank0 string
+	// Rank 0 waits for /tmp/go, which the test makes once it has read rank
+	// 1's first line: on a busy node a log read can fail for seconds, and
+	// the pods are gone once the job ends. A restarted rank 0 (a call that
+	// failed) is a new container, which waits for a /tmp/go of its own.
+	var released, rank0Container string
 	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		pods, err := kube.Client.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false, nil
 		}
 		for _, p := range pods.Items {
+			if p.Name == "di-worker-0" && len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].State.Running != nil {
+				rank0Container = p.Status.ContainerStatuses[0].ContainerID
+			}
 			for _, previous := range []bool{false, true} {
 				out, err := kube.Client.CoreV1().Pods(s.ns).GetLogs(p.Name, &corev1.PodLogOptions{Previous: previous}).DoRaw(ctx)
 				if err != nil || len(out) == 0 {
@@ -54,6 +62,10 @@ func TestDIJobCallsTheDIServer(t *testing.T) {
 					rank0 = string(out)
 				}
 			}
+		}
+		if rank0Container != "" && released != rank0Container && strings.Contains(printed["di-worker-1"], "rank=1 ") &&
+			s.exec("di-worker-0", "di-container", "touch", "/tmp/go") == nil {
+			released = rank0Container
 		}
 		set, err := kube.Client.AppsV1().StatefulSets(s.ns).Get(ctx, "di-worker", metav1.GetOptions{})
 		return err == nil && set.Spec.Replicas != nil && *set.Spec.Replicas == 0, nil

@@ -4,12 +4,15 @@ package onnode
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/trainfn/trainfn/test/node"
@@ -19,35 +22,27 @@ import (
 // fifteen seconds after it does (testdata/pi-slow.yaml).
 const midRun = 5 * time.Second
 
-// TestWorkerDeletedMidRun deletes a worker's pod while mpirun runs, and
-// requires the job to end as its run policy says (runPolicy.backoffLimit
-// 2: three attempts of the launcher), never to hang:
-//   - with mpi-operator's launcher restartPolicy, OnFailure, the kubelet
-//     restarts the launcher's container in its pod, without its init
-//     containers: mpirun runs again at once;
-//   - with restartPolicy Never, each attempt is a new pod, whose
-//     wait-for-workers step waits for the workers again (for 20 seconds
-//     here, TRAINFN_WAIT_TIMEOUT_SECONDS).
-//
-// The deleted worker does not come back: sshd exits 0 on SIGTERM, so its
-// pod succeeds and the workers' Indexed Job counts its index as complete.
-// The job therefore fails where mpi-operator, which makes a deleted worker
-// pod again, would succeed; the test says so rather than pass as if it had.
+// TestWorkerDeletedMidRun stops a worker's pod while mpirun runs, by
+// deleting it or by evicting it through the Eviction API, and requires the
+// job to succeed within its run policy (runPolicy.backoffLimit 2): the
+// workers' Job makes the worker again under the same hostname (its
+// work.sh exits 143 when stopped, so the index is not complete), mpirun
+// fails, and its next attempt waits for the workers again, whatever the
+// launcher's restartPolicy: OnFailure (mpi-operator's) restarts the
+// launcher's container in its pod, Never makes a new pod.
 func TestWorkerDeletedMidRun(t *testing.T) {
-	for _, tt := range []struct{ manifest, name string }{
-		{"testdata/pi-slow.yaml", "pi-slow"},
-		{"testdata/pi-slow-never.yaml", "pi-slow-never"},
+	for _, tt := range []struct{ manifest, name, how string }{
+		{"testdata/pi-slow.yaml", "pi-slow", "deleted"},
+		{"testdata/pi-slow-never.yaml", "pi-slow-never", "deleted"},
+		{"testdata/pi-slow.yaml", "pi-slow", "evicted"},
 	} {
-		t.Run(tt.name, func(t *testing.T) {
+		t.Run(tt.name+"/"+tt.how, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
 			launcher := tt.name + "-launcher"
-			s := submit(t, []string{tt.manifest}, func(obj map[string]any) {
-				if obj["kind"] == "Job" && name(obj) == launcher {
-					waitFor(obj, "20")
-				}
-			})
+			s := submit(t, []string{tt.manifest}, nil)
 			s.runningPod("batch.kubernetes.io/job-name="+launcher, jobTimeout)
+			s.mpirunStarts(launcher, 2, jobTimeout)
 			time.Sleep(midRun)
 			pods, err := kube.Client.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{LabelSelector: "batch.kubernetes.io/job-name=" + tt.name + "-worker"})
 			require.NoError(t, err)
@@ -58,35 +53,28 @@ func TestWorkerDeletedMidRun(t *testing.T) {
 				}
 			}
 			require.NotEmpty(t, victim, "no pod of worker 1")
-			require.NoError(t, kube.Client.CoreV1().Pods(s.ns).Delete(ctx, victim, metav1.DeleteOptions{}))
-			t.Logf("deleted %s %s after kubectl apply", victim, time.Since(s.began).Round(10*time.Millisecond))
+			if tt.how == "evicted" {
+				require.NoError(t, kube.Client.CoreV1().Pods(s.ns).EvictV1(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: victim, Namespace: s.ns}}))
+			} else {
+				require.NoError(t, kube.Client.CoreV1().Pods(s.ns).Delete(ctx, victim, metav1.DeleteOptions{}))
+			}
+			t.Logf("%s %s %s after kubectl apply", tt.how, victim, time.Since(s.began).Round(10*time.Millisecond))
 
 			// The Job's end deletes a launcher pod it restarted in place:
-			// its attempts are counted while it runs, and what it printed
-			// read then.
+			// its attempts are counted while it runs.
 			var attempts int
-			var out string
-			stop := s.whileRunning(func() {
-				if n := s.launcherAttempts(launcher); n > 0 {
-					attempts = max(attempts, n)
-					out = s.logs("batch.kubernetes.io/job-name="+launcher, "")
-				}
-			})
+			stop := s.whileRunning(func() { attempts = max(attempts, s.launcherAttempts(launcher)) })
 			succeeded, took := s.finish(launcher, jobTimeout)
 			stop()
-			if succeeded {
-				out = s.logs("batch.kubernetes.io/job-name="+launcher, "")
-			}
+			out := s.logs("batch.kubernetes.io/job-name="+launcher, "")
 			t.Logf("the launcher's Job ended %s after kubectl apply, succeeded: %t, after %d attempts:\n%s", took.Round(10*time.Millisecond), succeeded, attempts, out)
+			require.True(t, succeeded, "the job failed")
 			assert.Greater(t, attempts, 1, "mpirun did not fail when its worker went: the fault did not strike")
-			if succeeded {
-				checkPi(t, out, tt.name, 2, 2, 0)
-				return
+			checkPi(t, out, tt.name, 2, 2, 0)
+			worker, err := kube.Client.CoreV1().Pods(s.ns).Get(ctx, victim, metav1.GetOptions{})
+			if err == nil {
+				assert.NotEqual(t, corev1.PodSucceeded, worker.Status.Phase, "a stopped worker does not count as done")
 			}
-			assert.Equal(t, 3, attempts, "the launcher's attempts: runPolicy.backoffLimit 2 allows three")
-			workers, err := kube.Client.BatchV1().Jobs(s.ns).Get(ctx, tt.name+"-worker", metav1.GetOptions{})
-			require.NoError(t, err)
-			t.Logf("the job failed: the workers' Job counts indexes %q complete, its deleted worker's among them", workers.Status.CompletedIndexes)
 		})
 	}
 }
@@ -162,4 +150,119 @@ func (s *submission) launcherAttempts(job string) int {
 		}
 	}
 	return attempts
+}
+
+// mpirunStarts waits until the launcher's wait has seen its workers accept
+// SSH, after which launch.sh starts mpirun.
+func (s *submission) mpirunStarts(launcher string, workers int, within time.Duration) {
+	s.t.Helper()
+	deadline := time.Now().Add(within)
+	for strings.Count(s.logs("batch.kubernetes.io/job-name="+launcher, ""), " accepts SSH\n") < workers {
+		require.True(s.t, time.Now().Before(deadline), "the launcher's mpirun did not start within %s", within)
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// TestPyTorchWorkerDeletedMidRun deletes a worker of a static PyTorchJob
+// while its processes train: the workers' Job makes the pod again under
+// the same hostname, the other agents' processes fail and are restarted in
+// place (restartPolicy OnFailure), and torchrun forms the whole world
+// again, as training-operator's restart would; the job then succeeds.
+func TestPyTorchWorkerDeletedMidRun(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := submit(t, []string{"testdata/torch-static-membership.yaml"}, nil)
+	master := s.runningPod("batch.kubernetes.io/job-name=torch-lost-master", jobTimeout)
+	s.worldsSeen(master, 1, 3, jobTimeout)
+	pods, err := kube.Client.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{LabelSelector: "training.kubeflow.org/replica-type=worker"})
+	require.NoError(t, err)
+	var victim string
+	for _, p := range pods.Items {
+		if p.Spec.Hostname == "torch-lost-worker-1" && p.DeletionTimestamp == nil {
+			victim = p.Name
+		}
+	}
+	require.NotEmpty(t, victim, "no pod of worker 1")
+	require.NoError(t, kube.Client.CoreV1().Pods(s.ns).Delete(ctx, victim, metav1.DeleteOptions{}))
+	t.Logf("deleted %s %s after kubectl apply", victim, time.Since(s.began).Round(10*time.Millisecond))
+	s.worldsSeen(master, 2, 3, jobTimeout)
+	s.kubectl(nil, "exec", master, "--container", "pytorch", "--", "touch", "/tmp/done")
+	s.succeed("torch-lost-master", jobTimeout)
+}
+
+// worldsSeen waits until the pod's processes have reported n worlds of
+// the given size in all, across its container's restarts.
+func (s *submission) worldsSeen(pod string, n, size int, within time.Duration) {
+	s.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		seen := 0
+		for _, previous := range []bool{true, false} {
+			out, _ := kube.Client.CoreV1().Pods(s.ns).GetLogs(pod, &corev1.PodLogOptions{Container: "pytorch", Previous: previous}).DoRaw(context.Background())
+			for _, m := range worldLine.FindAllStringSubmatch(string(out), -1) {
+				if m[3] == strconv.Itoa(size) {
+					seen++
+				}
+			}
+		}
+		if seen >= n {
+			s.t.Logf("%s reported %d worlds of %d", pod, seen, size)
+			return
+		}
+		require.True(s.t, time.Now().Before(deadline), "%s reported %d worlds of %d, not %d, within %s", pod, seen, size, n, within)
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
+// TestDIJobWorkerLostMidRun stops a worker of a DIJob that is not
+// preemptible while it works, by deleting its pod or evicting it through
+// the Eviction API. Its Indexed Job makes the worker again under the same
+// hostname and the job succeeds, as DI-orchestrator's restart of a worker
+// that exits unexpectedly would have it. A deletion costs one of the job's
+// retries (backoffLimit 1); an eviction none, by the Job's pod failure
+// policy.
+func TestDIJobWorkerLostMidRun(t *testing.T) {
+	for _, how := range []string{"deleted", "evicted"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := submit(t, []string{"testdata/dijob-static.yaml"}, nil)
+			rank1 := "batch.kubernetes.io/job-name=di-static-worker,batch.kubernetes.io/job-completion-index=1"
+			victim := s.runningPod(rank1, jobTimeout)
+			s.printed(victim, "rank=1 host=di-static-worker-1 started", jobTimeout)
+			if how == "evicted" {
+				require.NoError(t, kube.Client.CoreV1().Pods(s.ns).EvictV1(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: victim, Namespace: s.ns}}))
+			} else {
+				require.NoError(t, kube.Client.CoreV1().Pods(s.ns).Delete(ctx, victim, metav1.DeleteOptions{}))
+			}
+			t.Logf("%s %s %s after kubectl apply", how, victim, time.Since(s.began).Round(10*time.Millisecond))
+
+			s.succeed("di-static-worker", jobTimeout)
+			out := s.logs(rank1, "")
+			assert.Contains(t, out, "rank=1 host=di-static-worker-1 started\nrank=1 done\n", "the worker made again")
+			assert.NotContains(t, out, victim, "the stopped pod is gone")
+			job, err := kube.Client.BatchV1().Jobs(s.ns).Get(ctx, "di-static-worker", metav1.GetOptions{})
+			require.NoError(t, err)
+			failed := int32(1)
+			if how == "evicted" {
+				failed = 0
+			}
+			assert.Equal(t, failed, job.Status.Failed, "failed pods the Job counted")
+			assert.Equal(t, int32(2), job.Status.Succeeded)
+		})
+	}
+}
+
+// printed waits until the pod's main container has printed line.
+func (s *submission) printed(pod, line string, within time.Duration) {
+	s.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		out, _ := kube.Client.CoreV1().Pods(s.ns).GetLogs(pod, &corev1.PodLogOptions{}).DoRaw(context.Background())
+		if strings.Contains(string(out), line+"\n") {
+			return
+		}
+		require.True(s.t, time.Now().Before(deadline), "%s did not print %q within %s:\n%s", pod, line, within, out)
+		time.Sleep(250 * time.Millisecond)
+	}
 }

@@ -29,6 +29,8 @@ type submission struct {
 	ns string
 	// began is when kubectl apply was run.
 	began time.Time
+	// applied is what kubectl applied.
+	applied []byte
 }
 
 // submit renders manifests with trainfn, fits them to the node's CPU (see
@@ -40,7 +42,7 @@ func submit(t *testing.T, manifests []string, edit func(obj map[string]any)) *su
 	require.NoError(t, err, "trainfn render %s: %s", manifests, stderrOf(err))
 	fitted, err := node.Fit(out, edit)
 	require.NoError(t, err)
-	s := &submission{t: t, ns: kube.Namespace(t)}
+	s := &submission{t: t, ns: kube.Namespace(t), applied: fitted}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("the pods of %s:\n%s", s.ns, s.describe())
@@ -51,6 +53,11 @@ func submit(t *testing.T, manifests []string, edit func(obj map[string]any)) *su
 	return s
 }
 
+// exec runs a command in a pod's container, and says whether it could.
+func (s *submission) exec(pod, container string, command ...string) error {
+	return s.tryKubectl(nil, append([]string{"exec", pod, "--container", container, "--"}, command...)...)
+}
+
 // abandon deletes the submission's namespace, and with it the job, now
 // rather than when the test ends.
 func (s *submission) abandon() {
@@ -59,15 +66,26 @@ func (s *submission) abandon() {
 	require.NoError(s.t, err, "deleting the namespace %s", s.ns)
 }
 
-// kubectl runs kubectl in the submission's namespace.
+// kubectl runs kubectl in the submission's namespace, and requires it to
+// succeed.
 func (s *submission) kubectl(stdin io.Reader, args ...string) {
 	s.t.Helper()
+	require.NoError(s.t, s.tryKubectl(stdin, args...))
+}
+
+// tryKubectl runs kubectl in the submission's namespace, and says whether
+// it succeeded.
+func (s *submission) tryKubectl(stdin io.Reader, args ...string) error {
 	kubectl, ok := testtool.Built("kubectl")
-	require.True(s.t, ok, "kubectl is not built: run hack/cluster-tools.sh")
+	if !ok {
+		return errors.New("kubectl is not built: run hack/cluster-tools.sh")
+	}
 	cmd := exec.Command(kubectl, append([]string{"--kubeconfig", kube.Kubeconfig, "--namespace", s.ns}, args...)...)
 	cmd.Stdin = stdin
-	out, err := cmd.CombinedOutput()
-	require.NoError(s.t, err, "kubectl %s: %s", strings.Join(args, " "), out)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, out)
+	}
+	return nil
 }
 
 // finish waits until the Job ends and reports whether it succeeded, and
@@ -112,27 +130,6 @@ func (s *submission) succeed(job string, within time.Duration) {
 	ok, took := s.finish(job, within)
 	require.True(s.t, ok, "Job %s failed:\n%s", job, s.logs("batch.kubernetes.io/job-name="+job, ""))
 	s.t.Logf("Job %s succeeded %s after kubectl apply", job, took.Round(10*time.Millisecond))
-}
-
-// workersGone requires every worker pod of the job to be deleted within
-// the time given, and says how long it took.
-func (s *submission) workersGone(job string, within time.Duration) {
-	s.t.Helper()
-	began := time.Now()
-	selector := "training.kubeflow.org/job-name=" + job + ",training.kubeflow.org/job-role=worker"
-	ctx, cancel := context.WithTimeout(context.Background(), within)
-	defer cancel()
-	var left int
-	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		pods, err := kube.Client.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
-		if err != nil {
-			return false, nil
-		}
-		left = len(pods.Items)
-		return left == 0, nil
-	})
-	require.NoError(s.t, err, "%d worker pods of %s are left %s after the launcher ended", left, job, within)
-	s.t.Logf("the workers of %s were gone %s after the launcher ended", job, time.Since(began).Round(10*time.Millisecond))
 }
 
 // logs is what the containers of the pods the selector picks printed, by

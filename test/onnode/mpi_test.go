@@ -29,8 +29,8 @@ func TestMPIJobsRunToCompletion(t *testing.T) {
 		ranks, workers, uid int
 		// config is trainfn's function config, if the job needs one.
 		config string
-		// cleaned: the job's cleanPodPolicy is Running, and the
-		// reconciler must delete the workers once the launcher ends.
+		// cleaned: the job's cleanPodPolicy is Running, and the workers
+		// must end once the launcher does.
 		cleaned bool
 		// mpich: the image's MPI is Debian bookworm's MPICH 4.0.2.
 		mpich bool
@@ -64,7 +64,7 @@ func TestMPIJobsRunToCompletion(t *testing.T) {
 			t.Logf("the launcher printed:\n%s", out)
 			checkPi(t, out, tt.name, tt.ranks, tt.workers, tt.uid)
 			if tt.cleaned {
-				s.workersGone(tt.name, time.Minute)
+				s.workersStop(tt.name, time.Minute)
 			}
 		})
 	}

@@ -8,14 +8,17 @@ import (
 	"testing"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/trainfn/trainfn/render/handoff"
 )
 
 // TestCleanUp ends jobs and checks that their workers are stopped as their
-// runPolicy.cleanPodPolicy asks: mpi-operator's behaviour, carried out by
-// the reconciler since no operator runs.
+// runPolicy.cleanPodPolicy asks: mpi-operator's behaviour. An MPIJob's
+// workers stop by themselves when the launcher tells them (test/onnode runs
+// that); kwok's pods run no command, and the reconciler, the backstop, stops
+// them a while after the launcher ended.
 func TestCleanUp(t *testing.T) {
 	t.Parallel()
 	for _, policy := range []string{"Running", "All", "None"} {
@@ -33,9 +36,20 @@ func TestCleanUp(t *testing.T) {
 			finish(t, ns, workers[1].Name, 0)
 			finish(t, ns, j.waitRunning(t, handoff.RoleLauncher, 1)[0].Name, 0)
 			w := j.waitEnded(t, "Succeeded")
-			suspended := w.Spec.Suspend != nil && *w.Spec.Suspend
-			if suspended != (policy != "None") {
-				t.Errorf("cleanPodPolicy %s: the workers' Job is suspended: %v", policy, suspended)
+			if policy == "None" {
+				if w.Spec.Suspend != nil && *w.Spec.Suspend {
+					t.Error("cleanPodPolicy None: the workers' Job is suspended")
+				}
+			} else {
+				// A worker that succeeded ends the workers' Job (its
+				// successPolicy), which stops the rest, as when the launcher
+				// tells one the job ended; one that never stops by itself
+				// is suspended by the reconciler a while after the launcher's
+				// end. Either way none runs on.
+				if w.Spec.SuccessPolicy == nil {
+					t.Fatal("the workers' Job has no successPolicy: they cannot stop by themselves")
+				}
+				eventually(t, "the workers' Job stopped", func(ctx context.Context) error { return stopped(ctx, ns, j.name+"-worker") })
 			}
 			want := map[string][]string{
 				"Running": {workers[1].Name + "(Succeeded)"},
@@ -45,19 +59,45 @@ func TestCleanUp(t *testing.T) {
 			j.waitPods(t, handoff.RoleWorker, want...)
 			if policy == "Running" {
 				// GitOps syncing the job again does not start its workers
-				// again: suspend is the reconciler's field, not Git's.
+				// again: a finished Job stays finished, and suspend is the
+				// reconciler's field, not Git's.
 				ctx, cancel := timeout()
 				defer cancel()
 				if err := apply(ctx, ns, gitOps, true, j.objs); err != nil {
 					t.Fatal(err)
 				}
-				if w := j.workersJob(t); w.Spec.Suspend == nil || !*w.Spec.Suspend {
-					t.Error("applying the job again resumed its workers")
+				if err := stopped(ctx, ns, j.name+"-worker"); err != nil {
+					t.Errorf("applying the job again: %v", err)
 				}
+				j.waitPods(t, handoff.RoleWorker, want...)
 			}
 			j.checkInvariants(t)
 		})
 	}
+
+	// Workers the launcher could not tell (kwok's run no command) are
+	// suspended by the reconciler once their grace has passed.
+	t.Run("static Running, workers not told", func(t *testing.T) {
+		t.Parallel()
+		ns := kube.Namespace(t)
+		j := deploy(t, ns, mpiJob{Name: "untold", Workers: 2, Slots: 1, CleanPodPolicy: "Running"})
+		startReconciler(t, ns)
+		j.waitRunning(t, handoff.RoleWorker, 2)
+		finish(t, ns, j.waitRunning(t, handoff.RoleLauncher, 1)[0].Name, 0)
+		j.waitEnded(t, "Succeeded")
+		eventually(t, "the workers' Job suspended", func(ctx context.Context) error {
+			w, err := kube.Client.BatchV1().Jobs(ns).Get(ctx, j.name+"-worker", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if w.Spec.Suspend == nil || !*w.Spec.Suspend {
+				return fmt.Errorf("not suspended")
+			}
+			return nil
+		})
+		j.waitPods(t, handoff.RoleWorker)
+		j.checkInvariants(t)
+	})
 
 	t.Run("elastic Running", func(t *testing.T) {
 		t.Parallel()
@@ -108,13 +148,19 @@ func (j *job) waitEnded(t *testing.T, how string) *batchv1.Job {
 	return w
 }
 
-func (j *job) workersJob(t *testing.T) *batchv1.Job {
-	t.Helper()
-	ctx, cancel := timeout()
-	defer cancel()
-	w, err := kube.Client.BatchV1().Jobs(j.ns).Get(ctx, j.name+"-worker", metav1.GetOptions{})
+// stopped succeeds when the named Job has ended or is suspended.
+func stopped(ctx context.Context, ns, name string) error {
+	w, err := kube.Client.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	return w
+	if w.Spec.Suspend != nil && *w.Spec.Suspend {
+		return nil
+	}
+	for _, c := range w.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return nil
+		}
+	}
+	return fmt.Errorf("the Job %s runs: %v", name, w.Status.Conditions)
 }

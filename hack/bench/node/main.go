@@ -4,12 +4,22 @@
 // interleaved in the same run, each measured from kubectl apply:
 //
 //   - all pods Running: the launcher and every worker;
-//   - mpirun starts: the launcher's main container is running;
+//   - mpirun starts: when the launcher's mpirun process starts. Under
+//     mpi-operator that is its main container's start (it then retries
+//     ssh until the workers answer); under trainfn, the moment its
+//     launch.sh has seen every worker accept SSH and starts mpirun, read
+//     from the kubelet's timestamp of the wait's last line;
 //   - job succeeded: the launcher's Job is complete;
-//   - workers stopped: from the launcher's end until no worker pod is left
-//     (cleanPodPolicy Running).
+//   - workers stopped: from the launcher's end until no worker pod runs
+//     (cleanPodPolicy Running), trainfn's reconciler stopped: its workers
+//     end by themselves; mpi-operator's controller deletes its.
 //
 // It prints the median of each and trainfn's as a ratio of mpi-operator's.
+// Each container requests a sliver of CPU, so that the job fits the node,
+// and may use what its manifest's limit allows (the pi example's: a core).
+// Then a worker of a slow pi (test/onnode/testdata/pi-slow.yaml) is
+// deleted, and then evicted, while mpirun runs: each system's outcome and
+// time from kubectl apply to the launcher's end.
 // Then, for an elastic job (test/onnode/testdata/elastic-discovery.yaml),
 // how long after its workers are scaled from 2 to 3 the launcher's
 // /etc/mpi/discover_hosts.sh lists the third: trainfn's reconciler writes
@@ -33,7 +43,10 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+	sigsyaml "sigs.k8s.io/yaml"
 
+	"github.com/trainfn/trainfn/reconciler/sshkey"
 	"github.com/trainfn/trainfn/test/node"
 )
 
@@ -45,8 +58,10 @@ func main() {
 	manifest := flag.String("manifest", "examples/jobs/pi.yaml", "the job, as mpi-operator reads it")
 	elastic := flag.String("elastic", "test/onnode/testdata/elastic-discovery.yaml", "the elastic job")
 	elasticRuns := flag.Int("elastic-runs", 3, "elastic jobs per system")
+	slow := flag.String("slow", "test/onnode/testdata/pi-slow.yaml", "the job a worker of is stopped mid-run")
+	faultRuns := flag.Int("fault-runs", 3, "jobs per system and fault")
 	flag.Parse()
-	if err := run(*runs, *elasticRuns, *operator, *crd, *trainfn, *manifest, *elastic); err != nil {
+	if err := run(*runs, *elasticRuns, *faultRuns, *operator, *crd, *trainfn, *manifest, *elastic, *slow); err != nil {
 		fmt.Fprintln(os.Stderr, "bench node:", err)
 		os.Exit(1)
 	}
@@ -71,7 +86,7 @@ type bench struct {
 	repo string
 }
 
-func run(runs, elasticRuns int, operator, crd, trainfn, manifest, elastic string) error {
+func run(runs, elasticRuns, faultRuns int, operator, crd, trainfn, manifest, elastic, slow string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	repo, err := os.Getwd()
@@ -101,7 +116,22 @@ func run(runs, elasticRuns int, operator, crd, trainfn, manifest, elastic string
 	if err != nil {
 		return err
 	}
+	// trainfn's jobs start and end with no controller: its reconciler is
+	// stopped while they run.
+	if err := b.reconcilerReplicas(0); err != nil {
+		return err
+	}
 	if err := b.pi(runs, systems); err != nil {
+		return err
+	}
+	slows, err := bothSystems(trainfn, slow)
+	if err != nil {
+		return err
+	}
+	if err := b.faults(faultRuns, slows); err != nil {
+		return err
+	}
+	if err := b.reconcilerReplicas(1); err != nil {
 		return err
 	}
 	elastics, err := bothSystems(trainfn, elastic)
@@ -182,7 +212,7 @@ func (b *bench) pi(runs int, systems []system) error {
 			if err := b.newNamespace(ns); err != nil {
 				return err
 			}
-			t, err := measure(b.ctx, b.n, ns, func() error { return b.kubectl(s.objects, "apply", "-n", ns, "-f", "-") })
+			t, err := measure(b.ctx, b.n, ns, s.name == "trainfn", func() error { return b.kubectl(s.objects, "apply", "-n", ns, "-f", "-") })
 			if err != nil {
 				return fmt.Errorf("%s, run %d: %w", s.name, i+1, err)
 			}
@@ -199,6 +229,9 @@ func (b *bench) pi(runs int, systems []system) error {
 // elastic times an elastic job's scale-up through each system, and the
 // kubelet's delivery of a ConfigMap change alone, and prints the medians.
 func (b *bench) elastic(runs int, systems []system) error {
+	if runs == 0 {
+		return nil
+	}
 	scales := map[string][]time.Duration{}
 	var untouched, touched []time.Duration
 	for i := range runs {
@@ -256,15 +289,40 @@ func bothSystems(trainfn, manifest string) ([]system, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trainfn render %s: %w", manifest, err)
 	}
+	// With its reconciler stopped, trainfn's job is given its SSH Secret
+	// as a user gives it (a secretGenerator, say); mpi-operator makes one.
+	secret, err := sshSecret(source)
+	if err != nil {
+		return nil, err
+	}
+	rendered = append(append(rendered, "---\n"...), secret...)
 	var systems []system
 	for _, s := range []system{{"trainfn", rendered}, {"mpi-operator", source}} {
-		fitted, err := node.Fit(s.objects, nil)
+		fitted, err := node.FitRequests(s.objects)
 		if err != nil {
 			return nil, err
 		}
 		systems = append(systems, system{s.name, fitted})
 	}
 	return systems, nil
+}
+
+// sshSecret is the SSH Secret of the job in source, with a new key.
+func sshSecret(source []byte) ([]byte, error) {
+	job, err := yaml.Parse(string(source))
+	if err != nil {
+		return nil, err
+	}
+	data, err := sshkey.Generate()
+	if err != nil {
+		return nil, err
+	}
+	return sigsyaml.Marshal(corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: job.GetName() + "-ssh"},
+		Type:       corev1.SecretTypeSSHAuth,
+		Data:       data,
+	})
 }
 
 func median(d []time.Duration) time.Duration {
@@ -280,8 +338,9 @@ func median(d []time.Duration) time.Duration {
 const poll = 50 * time.Millisecond
 
 // measure applies the job and times it by polling its pods and its
-// launcher's Job.
-func measure(ctx context.Context, n *node.Node, ns string, apply func() error) (t timing, err error) {
+// launcher's Job. waits tells that the launcher's container waits for
+// the workers before it starts mpirun (trainfn's launch.sh).
+func measure(ctx context.Context, n *node.Node, ns string, waits bool, apply func() error) (t timing, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	began := time.Now()
@@ -306,7 +365,7 @@ func measure(ctx context.Context, n *node.Node, ns string, apply func() error) (
 			p := &pods.Items[i]
 			if strings.Contains(p.Name, "-launcher") {
 				launcher = p
-			} else if strings.Contains(p.Name, "-worker") {
+			} else if strings.Contains(p.Name, "-worker") && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
 				workers++
 			}
 			if p.Status.Phase == corev1.PodRunning {
@@ -316,7 +375,8 @@ func measure(ctx context.Context, n *node.Node, ns string, apply func() error) (
 		if t.running == 0 && launcher != nil && workers > 0 && running == len(pods.Items) {
 			t.running = now
 		}
-		if t.mpirun == 0 && launcher != nil {
+		// trainfn's mpirun start is read from the launcher's log at its end.
+		if !waits && t.mpirun == 0 && launcher != nil {
 			for _, c := range launcher.Status.ContainerStatuses {
 				if c.State.Running != nil || c.State.Terminated != nil {
 					t.mpirun = now
@@ -327,6 +387,11 @@ func measure(ctx context.Context, n *node.Node, ns string, apply func() error) (
 			if complete(ctx, n, ns) {
 				ended = time.Now()
 				t.succeeded = now
+				if waits {
+					if t.mpirun, err = mpirunStart(ctx, n, ns, launcher, began); err != nil {
+						return t, err
+					}
+				}
 			}
 			continue
 		}
@@ -335,6 +400,32 @@ func measure(ctx context.Context, n *node.Node, ns string, apply func() error) (
 			return t, nil
 		}
 	}
+}
+
+// mpirunStart is when, from began, trainfn's launch.sh started mpirun: the
+// kubelet's timestamp of its wait's last line, a worker accepting SSH.
+func mpirunStart(ctx context.Context, n *node.Node, ns string, launcher *corev1.Pod, began time.Time) (time.Duration, error) {
+	if launcher == nil {
+		return 0, fmt.Errorf("no launcher pod in %s", ns)
+	}
+	raw, err := n.Client.CoreV1().Pods(ns).GetLogs(launcher.Name, &corev1.PodLogOptions{Timestamps: true}).DoRaw(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var last time.Time
+	for _, line := range strings.Split(string(raw), "\n") {
+		stamp, text, ok := strings.Cut(line, " ")
+		if !ok || !strings.HasSuffix(text, " accepts SSH") {
+			continue
+		}
+		if last, err = time.Parse(time.RFC3339Nano, stamp); err != nil {
+			return 0, err
+		}
+	}
+	if last.IsZero() {
+		return 0, fmt.Errorf("the launcher %s printed no worker accepting SSH:\n%s", launcher.Name, raw)
+	}
+	return last.Sub(began), nil
 }
 
 // complete reports whether the namespace's launcher Job is complete; both

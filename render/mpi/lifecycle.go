@@ -1,0 +1,218 @@
+package mpi
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Keys of the job's ConfigMap that run the launcher's and the workers'
+// commands so that a job starts and ends with no controller: Launch on
+// the launcher, Work on every worker.
+const (
+	LaunchKey = "launch.sh"
+	WorkKey   = "work.sh"
+)
+
+// RunDir is a worker's own scratch directory (an emptyDir), where Work
+// listens for what the launcher tells it.
+const RunDir = "/run/trainfn"
+
+// FailuresAllowedEnv tells Launch how many failed attempts the launcher's
+// Job outlives: the one after them fails the Job, and ends the workers.
+// The Job counts a failed pod (restartPolicy Never) or a restart of its
+// container (OnFailure); it fails past backoffLimit failed pods, but at
+// backoffLimit restarts, killing the attempt then running
+// (FailuresAllowed).
+const FailuresAllowedEnv = "TRAINFN_FAILURES_ALLOWED"
+
+// WorkersEndEnv, "false" on the launcher, keeps the workers running when
+// the job ends (cleanPodPolicy None).
+const WorkersEndEnv = "TRAINFN_END_WORKERS"
+
+// DefaultBackoffLimit is a Job's backoffLimit when its spec gives none.
+const DefaultBackoffLimit = 6
+
+// FailuresAllowed is how many failed attempts a Job of the given
+// backoffLimit and pod restartPolicy outlives.
+func FailuresAllowed(backoffLimit int32, restartPolicy string) int32 {
+	if restartPolicy == "OnFailure" {
+		return max(backoffLimit-1, 0)
+	}
+	return backoffLimit
+}
+
+// StoppedExitCode is what Work exits with when the kubelet stops the worker
+// (its pod deleted, evicted or preempted): not 0, which would count the
+// worker's index complete, so that its Job makes the pod again.
+const StoppedExitCode = 143
+
+// launchScript is the launcher's command, the container's own command and
+// arguments passed to it. It waits for the workers as mpirun will reach
+// them (WaitForWorkersKey), at every attempt whatever the pod's
+// restartPolicy, runs the command, and once the job has ended tells a
+// worker so: when the command succeeded, or failed at the attempt past
+// FailuresAllowedEnv. The launcher cannot read its Job's count of failures
+// (it has no API access in the SSH and Rsh launch modes), so the workers,
+// who outlive its attempts, count them. A launcher the kubelet stops
+// (deleted, evicted) tells nothing: its Job makes another.
+func launchScript(r remoteShell) string {
+	return strings.NewReplacer(
+		"{{configDir}}", ConfigDir,
+		"{{wait}}", WaitForWorkersKey,
+		"{{hostfile}}", ConfigDir+"/"+HostfileKey,
+		"{{failuresEnv}}", FailuresAllowedEnv,
+		"{{defaultFailures}}", strconv.Itoa(DefaultBackoffLimit),
+		"{{endEnv}}", WorkersEndEnv,
+		"{{extra}}", r.extra,
+		"{{run}}", r.run,
+		"{{fifo}}", RunDir+"/"+endFIFO,
+		"{{stopped}}", strconv.Itoa(StoppedExitCode),
+	).Replace(launchTemplate)
+}
+
+// LaunchOverSSH is Launch for the SSH launch mode, with impl's mpirun's
+// ssh arguments.
+func LaunchOverSSH(impl Implementation) string { return launchScript(overSSH(impl)) }
+
+// LaunchOverRsh and LaunchOverKubectlExec are the launcher's command in
+// the Rsh and KubectlExec launch modes.
+var (
+	LaunchOverRsh         = launchScript(overRsh)
+	LaunchOverKubectlExec = launchScript(overKubectlExec)
+)
+
+// endFIFO is the pipe in RunDir that Work reads the launcher's word from.
+const endFIFO = "end"
+
+const launchTemplate = `#!/bin/sh
+# Rendered by trainfn: the launcher's command runs once every worker can be
+# reached (at every attempt), and when the job has ended a worker is told,
+# which ends the workers' Job: they stop and free what they hold, with no
+# controller.
+set -f
+stopped=
+child=
+trap 'stopped=1; [ -n "$child" ] && kill -TERM "$child" 2>/dev/null' TERM INT
+# supervise runs a command in the background, so that the kubelet's signal
+# reaches it, and waits for its end.
+supervise() {
+  "$@" &
+  child=$!
+  [ -n "$stopped" ] && kill -TERM "$child" 2>/dev/null
+  while :; do
+    wait "$child"
+    code=$?
+    kill -0 "$child" 2>/dev/null || break
+  done
+}
+supervise /bin/sh {{configDir}}/{{wait}}
+[ "$code" -ne 0 ] && exit "$code"
+[ -n "$stopped" ] && exit {{stopped}}
+supervise "$@"
+trap - TERM INT
+[ -n "$stopped" ] && exit "$code"
+[ "${{{endEnv}}:-true}" = false ] && exit "$code"
+word=ended
+[ "$code" -ne 0 ] && word="failed ${{{failuresEnv}}:-{{defaultFailures}}}"
+self=$(cat /etc/hostname 2>/dev/null || hostname)
+self=${self%%.*}
+{{extra}}remote='f={{fifo}}; [ -p "$f" ] && echo '"$word"' 1<>"$f"'
+tell() {
+  while read -r host _; do
+    host=${host%%:*}
+    case $host in ""|"#"*) continue ;; esac
+    [ "${host%%.*}" = "$self" ] && continue
+    if {{run}} >/dev/null 2>&1; then
+      told=$host
+      return 0
+    fi
+  done < {{hostfile}}
+  return 1
+}
+tries=0
+until tell; do
+  tries=$((tries + 1))
+  if [ "$tries" -ge 30 ]; then
+    echo "trainfn: no worker could be told that the launcher's attempt ended ($word): the workers run on until their Job is deleted" >&2
+    exit "$code"
+  fi
+  sleep 1
+done
+printf 'trainfn: told %s the attempt ended: %s\n' "$told" "$word"
+exit "$code"
+`
+
+// Work is a worker's command, the container's own command and arguments
+// passed to it. It runs the command and stops it when the launcher says
+// the job has ended, or has failed more often than the launcher's Job
+// allows, and then exits 0: the workers' Job succeeds at its first
+// succeeded index (its successPolicy) and stops the others. Stopped by
+// the kubelet it exits StoppedExitCode, and a command that ends by itself
+// is a failure: either way the Job makes the worker again under the same
+// hostname. The pipe the launcher writes to is open for writing by any
+// user, as the launcher may log in as another user than the worker's
+// server runs as.
+var Work = strings.NewReplacer(
+	"{{run}}", RunDir,
+	"{{fifo}}", endFIFO,
+	"{{stopped}}", strconv.Itoa(StoppedExitCode),
+).Replace(workTemplate)
+
+const workTemplate = `#!/bin/sh
+# Rendered by trainfn: runs the worker's command until the launcher says the
+# job has ended, and exits 0 then; stopped by the kubelet, exits {{stopped}}
+# so that the worker is made again.
+set -f
+end={{run}}/{{fifo}}
+ended={{run}}/ended
+stopped=
+child=
+trap 'stopped=1; [ -n "$child" ] && kill -TERM "$child" 2>/dev/null' TERM INT
+rm -f "$end" "$end.new" "$ended"
+# The pipe is held open before it is there to write to: a word written to
+# a pipe nobody holds would be lost.
+if ! { mkfifo -m 0622 "$end.new" && exec 3<>"$end.new" && mv "$end.new" "$end"; }; then
+  echo "trainfn: cannot make $end: this worker will not stop when the job ends" >&2
+  trap - TERM INT
+  exec "$@"
+fi
+"$@" 3>&- &
+child=$!
+[ -n "$stopped" ] && kill -TERM "$child" 2>/dev/null
+(
+  trap - TERM INT
+  failed=0
+  while read -r word limit <&3; do
+    case $word in
+    ended) ;;
+    failed)
+      failed=$((failed + 1))
+      case $limit in ''|*[!0-9]*) limit=0 ;; esac
+      [ "$failed" -le "$limit" ] && continue ;;
+    *) continue ;;
+    esac
+    : > "$ended"
+    kill -TERM "$child" 2>/dev/null
+    exit 0
+  done
+) >/dev/null 2>&1 &
+listener=$!
+while :; do
+  wait "$child"
+  code=$?
+  kill -0 "$child" 2>/dev/null || break
+done
+# The listener may have been forked with this script's trap, and ignore
+# TERM: it holds nothing, and is killed.
+kill -KILL "$listener" 2>/dev/null
+if [ -e "$ended" ]; then
+  echo "trainfn: the job ended: this worker stops"
+  exit 0
+fi
+[ -n "$stopped" ] && exit {{stopped}}
+if [ "$code" -eq 0 ]; then
+  echo "trainfn: the worker's command ($1) ended before the job did" >&2
+  exit 1
+fi
+exit "$code"
+`

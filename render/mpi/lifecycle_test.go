@@ -1,0 +1,242 @@
+package mpi
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trainfn/trainfn/render/handoff"
+)
+
+// The launcher's and the workers' commands run here as in their pods, with
+// their directories moved under a temporary one: the worker's command
+// under work.sh, the launcher's under launch.sh, which tells the worker
+// over a real sshd on loopback, with the real ssh client.
+
+// worker is work.sh running a command, in its own scratch directory.
+type worker struct {
+	cmd    *exec.Cmd
+	out    bytes.Buffer
+	run    string
+	exited chan error
+}
+
+func startWorker(t *testing.T, run string, command ...string) *worker {
+	t.Helper()
+	w := &worker{run: run, exited: make(chan error, 1)}
+	script := strings.ReplaceAll(Work, RunDir, run)
+	require.NotEqual(t, Work, script, "work.sh keeps its pipe in its scratch directory")
+	w.cmd = exec.Command("/bin/sh", append([]string{"-c", script, "work.sh"}, command...)...)
+	w.cmd.Stdout, w.cmd.Stderr = &w.out, &w.out
+	// A group of its own, killed whole at the end as the kubelet ends a
+	// container: work.sh's listener, a subshell, would outlive the shell.
+	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	require.NoError(t, w.cmd.Start())
+	go func() { w.exited <- w.cmd.Wait() }()
+	t.Cleanup(func() { _ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL) })
+	// work.sh listens once its pipe is there.
+	require.Eventually(t, func() bool {
+		fi, err := os.Stat(filepath.Join(run, endFIFO))
+		return err == nil && fi.Mode()&os.ModeNamedPipe != 0
+	}, 10*time.Second, 10*time.Millisecond, "work.sh made no pipe: %s", &w.out)
+	return w
+}
+
+// tell writes a word into the worker's pipe as the launcher's remote
+// command does.
+func (w *worker) tell(t *testing.T, word string) {
+	t.Helper()
+	out, err := exec.Command("/bin/sh", "-c", `f=`+w.run+`/`+endFIFO+`; [ -p "$f" ] && echo `+word+` 1<>"$f"`).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+}
+
+// exitCode waits for work.sh to end and is its exit code; -1 if it runs
+// on for the given time.
+func (w *worker) exitCode(t *testing.T, within time.Duration) int {
+	t.Helper()
+	select {
+	case err := <-w.exited:
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return exit.ExitCode()
+		}
+		require.NoError(t, err)
+		return 0
+	case <-time.After(within):
+		return -1
+	}
+}
+
+func TestWorkEndsWhenTheJobEnds(t *testing.T) {
+	w := startWorker(t, t.TempDir(), "sleep", "60")
+	w.tell(t, "ended")
+	assert.Equal(t, 0, w.exitCode(t, 10*time.Second), "%s", &w.out)
+	assert.Contains(t, w.out.String(), "trainfn: the job ended: this worker stops")
+}
+
+// Stopped by the kubelet, a worker fails: exit 0 would count its index
+// complete, and its Job would not make it again.
+func TestWorkStoppedByTheKubeletFails(t *testing.T) {
+	run := t.TempDir()
+	// Signalled between its fork and its exec, a command would take
+	// work.sh's trap for its own and miss the signal, until the kubelet
+	// kills it (137, a failure too): the signal comes once it runs.
+	w := startWorker(t, run, "/bin/sh", "-c", "echo > "+run+"/started; exec sleep 60")
+	require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(run, "started")); return err == nil }, 10*time.Second, 10*time.Millisecond)
+	require.NoError(t, w.cmd.Process.Signal(syscall.SIGTERM))
+	assert.Equal(t, StoppedExitCode, w.exitCode(t, 10*time.Second), "%s", &w.out)
+}
+
+// The launcher's failed attempts are counted; the worker stops at the one
+// past the launcher's backoffLimit, when its Job has failed.
+func TestWorkCountsTheLaunchersFailures(t *testing.T) {
+	w := startWorker(t, t.TempDir(), "sleep", "60")
+	for range 2 {
+		w.tell(t, "failed 2")
+	}
+	assert.Equal(t, -1, w.exitCode(t, time.Second), "two failures of three allowed: the launcher tries again: %s", &w.out)
+	w.tell(t, "failed 2")
+	assert.Equal(t, 0, w.exitCode(t, 10*time.Second), "%s", &w.out)
+}
+
+func TestWorkIgnoresWhatItDoesNotKnow(t *testing.T) {
+	w := startWorker(t, t.TempDir(), "sleep", "60")
+	w.tell(t, "restart")
+	assert.Equal(t, -1, w.exitCode(t, time.Second), "%s", &w.out)
+}
+
+// A server that ends by itself, unasked, is a failed worker; its own
+// failure keeps its code.
+func TestWorkCommandThatEndsByItself(t *testing.T) {
+	for command, want := range map[string]int{"true": 1, "exit 7": 7} {
+		w := startWorker(t, t.TempDir(), "/bin/sh", "-c", "sleep 0.5; "+command)
+		assert.Equal(t, want, w.exitCode(t, 10*time.Second), "%s: %s", command, &w.out)
+		if want == 1 {
+			assert.Contains(t, w.out.String(), "trainfn: the worker's command (/bin/sh) ended before the job did")
+		}
+	}
+}
+
+// launchIn is launch.sh with its configuration directory under dir: the
+// hostfile, and a wait that returns at once.
+func launchIn(t *testing.T, f *sshFixture, hosts string) (script, dir string) {
+	dir = t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, HostfileKey), []byte(hosts), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, WaitForWorkersKey), []byte("echo waited\n"), 0o644))
+	script = strings.ReplaceAll(LaunchOverSSH(f.impl), ConfigDir, dir)
+	return script, dir
+}
+
+func (f *sshFixture) launch(t *testing.T, script string, env []string, command ...string) (string, int) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", script, "launch.sh"}, command...)...)
+	cmd.Env = append(append(os.Environ(), f.env...), env...)
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return string(out), exit.ExitCode()
+	}
+	require.NoError(t, err, "%s", out)
+	return string(out), 0
+}
+
+// launcherAndWorker is launch.sh and a worker's work.sh whose sshd, on
+// loopback, launch.sh reaches as mpirun would.
+func launcherAndWorker(t *testing.T) (*sshFixture, *worker, string) {
+	t.Helper()
+	f := newSSHFixture(t)
+	require.NoError(t, <-f.startSSHDAfter(t, 0))
+	f.listening(t)
+	run := t.TempDir()
+	w := startWorker(t, run, "sleep", "60")
+	script, _ := launchIn(t, f, Hostfile(OpenMPI, []handoff.Host{{Name: "localhost", Slots: 1}}))
+	return f, w, strings.ReplaceAll(script, RunDir, run)
+}
+
+// The launcher tells a worker over SSH, as mpirun reaches it, once its
+// command has succeeded, and keeps the command's code.
+func TestLaunchTellsAWorkerTheJobEnded(t *testing.T) {
+	f, w, script := launcherAndWorker(t)
+
+	out, code := f.launch(t, script, nil, "/bin/sh", "-c", "echo ran mpirun")
+	assert.Equal(t, 0, code, out)
+	assert.Equal(t, "waited\nran mpirun\ntrainfn: told localhost the attempt ended: ended\n", out)
+	assert.Equal(t, 0, w.exitCode(t, 10*time.Second), "%s", &w.out)
+}
+
+// A failed attempt is told with the launcher's backoffLimit, and the
+// launcher keeps its code; with cleanPodPolicy None it tells nothing.
+func TestLaunchTellsAFailedAttempt(t *testing.T) {
+	f, w, script := launcherAndWorker(t)
+
+	out, code := f.launch(t, script, []string{WorkersEndEnv + "=false"}, "/bin/sh", "-c", "exit 3")
+	assert.Equal(t, 3, code, out)
+	assert.Equal(t, "waited\n", out, "cleanPodPolicy None: nothing told")
+
+	for attempt := range 2 {
+		out, code = f.launch(t, script, []string{FailuresAllowedEnv + "=1"}, "/bin/sh", "-c", "exit 3")
+		assert.Equal(t, 3, code, out)
+		assert.Contains(t, out, "trainfn: told localhost the attempt ended: failed 1")
+		if attempt == 0 {
+			assert.Equal(t, -1, w.exitCode(t, time.Second), "one retry left: %s", &w.out)
+		}
+	}
+	assert.Equal(t, 0, w.exitCode(t, 10*time.Second), "the Job has failed: %s", &w.out)
+}
+
+// A launcher that waited in vain runs nothing, and tells nothing.
+func TestLaunchRunsNothingWhenTheWaitFails(t *testing.T) {
+	f := newSSHFixture(t)
+	script, dir := launchIn(t, f, Hostfile(OpenMPI, []handoff.Host{{Name: "localhost", Slots: 1}}))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, WaitForWorkersKey), []byte("echo no worker >&2; exit 1\n"), 0o644))
+	out, code := f.launch(t, script, nil, "/bin/sh", "-c", "echo ran mpirun")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "no worker\n", out)
+}
+
+// Stopped by the kubelet, the launcher stops its command and tells no
+// worker: its Job makes another attempt, which needs them.
+func TestLaunchStoppedTellsNothing(t *testing.T) {
+	f := newSSHFixture(t)
+	script, dir := launchIn(t, f, Hostfile(OpenMPI, []handoff.Host{{Name: "localhost", Slots: 1}}))
+	// No sshd: a word would be tried 30 times, a second apart.
+	cmd := exec.Command("/bin/sh", "-c", script, "launch.sh", "/bin/sh", "-c",
+		"trap 'echo > "+dir+"/stopped; exit 143' TERM; echo > "+dir+"/started; sleep 60 >/dev/null 2>&1 & wait")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(dir, "started")); return err == nil }, 10*time.Second, 10*time.Millisecond)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	assert.Equal(t, 143, exit.ExitCode(), "the command's own code")
+	assert.FileExists(t, filepath.Join(dir, "stopped"), "the command was stopped, not waited for")
+	assert.NotContains(t, out.String(), "trainfn: ", fmt.Sprint("no word: ", &out))
+}
+
+// The Job fails past backoffLimit failed pods, but at backoffLimit restarts
+// of a container (pastBackoffLimitOnFailure in Kubernetes' Job controller).
+func TestFailuresAllowed(t *testing.T) {
+	for _, tt := range []struct {
+		limit   int32
+		restart string
+		want    int32
+	}{
+		{6, "Never", 6}, {6, "OnFailure", 5}, {1, "OnFailure", 0}, {0, "OnFailure", 0}, {0, "Never", 0},
+	} {
+		assert.Equal(t, tt.want, FailuresAllowed(tt.limit, tt.restart), "backoffLimit %d, %s", tt.limit, tt.restart)
+	}
+}
