@@ -2,6 +2,7 @@ package reconciler
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -129,11 +130,12 @@ func (j *job) ended(workers client.Object) phase.Phase {
 }
 
 // endedFor is how long ago the Job that ends the job, named, ended; 0
-// when it has not, or says not when.
+// when it has not, or says not when. Asked once the job is known to have
+// ended, a Job that is gone (its ttlSecondsAfterFinished) ended long ago.
 func (j *job) endedFor(name string, now time.Time) time.Duration {
 	leader := j.findJob(name)
 	if leader == nil {
-		return 0
+		return math.MaxInt64
 	}
 	if _, c := phase.JobOutcome(leader); c != nil && !c.LastTransitionTime.IsZero() {
 		return now.Sub(c.LastTransitionTime.Time)

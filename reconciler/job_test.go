@@ -1,8 +1,10 @@
 package reconciler
 
 import (
+	"math"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
@@ -172,5 +174,26 @@ func TestLauncherPodByItsRole(t *testing.T) {
 			}
 			require.Equal(t, tc.want, got)
 		})
+	}
+}
+
+// The grace the workers have to end by themselves runs from the launcher's
+// end; a launcher Job already deleted (its ttlSecondsAfterFinished) leaves
+// none, or the grace would start again at every look.
+func TestEndedFor(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 1, 0, 0, time.UTC)
+	done := jobWith("j-launcher", batchv1.JobComplete)
+	done.Status.Conditions[0].LastTransitionTime = metav1.NewTime(now.Add(-10 * time.Second))
+	for name, tc := range map[string]struct {
+		jobs []batchv1.Job
+		want time.Duration
+	}{
+		"ended 10 s ago":  {jobs: []batchv1.Job{done}, want: 10 * time.Second},
+		"still running":   {jobs: []batchv1.Job{jobWith("j-launcher")}, want: 0},
+		"gone since":      {jobs: nil, want: math.MaxInt64},
+		"another's ended": {jobs: []batchv1.Job{jobWith("other-launcher", batchv1.JobComplete)}, want: math.MaxInt64},
+	} {
+		j := job{jobs: tc.jobs}
+		require.Equal(t, tc.want, j.endedFor("j-launcher", now), name)
 	}
 }

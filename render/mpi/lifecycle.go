@@ -53,8 +53,10 @@ const StoppedExitCode = 143
 // worker so: when the command succeeded, or failed at the attempt past
 // FailuresAllowedEnv. The launcher cannot read its Job's count of failures
 // (it has no API access in the SSH and Rsh launch modes), so the workers,
-// who outlive its attempts, count them. A launcher the kubelet stops
-// (deleted, evicted) tells nothing: its Job makes another.
+// who outlive its attempts, count them: every failed attempt is told,
+// a failed wait included. A launcher the kubelet stops (deleted, evicted)
+// tells nothing unless its command had succeeded: its Job makes another
+// attempt.
 func launchScript(r remoteShell) string {
 	return strings.NewReplacer(
 		"{{configDir}}", ConfigDir,
@@ -106,22 +108,39 @@ supervise() {
   done
 }
 supervise /bin/sh {{configDir}}/{{wait}}
-[ "$code" -ne 0 ] && exit "$code"
-[ -n "$stopped" ] && exit {{stopped}}
-supervise "$@"
-trap - TERM INT
-[ -n "$stopped" ] && exit "$code"
+ran=
+if [ "$code" -eq 0 ] && [ -z "$stopped" ]; then
+  supervise "$@"
+  ran=1
+fi
+# From here on a stop ends the script at once: as PID 1 without a trap, the
+# shell would ignore the kubelet's signal until its grace period ran out.
+trap 'exit "$code"' TERM INT
+if [ -n "$stopped" ] && { [ -z "$ran" ] || [ "$code" -ne 0 ]; }; then
+  [ "$code" -eq 0 ] && code={{stopped}}
+  exit "$code"
+fi
 [ "${{{endEnv}}:-true}" = false ] && exit "$code"
 word=ended
 [ "$code" -ne 0 ] && word="failed ${{{failuresEnv}}:-{{defaultFailures}}}"
+# Every worker is tried in turn, in rounds a second apart, for 30 s at most
+# whatever their number; a wait that failed is a failed attempt too, which
+# the workers count, but what it could not reach is tried in one round only.
+rounds=30
+[ -z "$ran" ] && rounds=1
+deadline=$(($(date +%s) + 30))
 self=$(cat /etc/hostname 2>/dev/null || hostname)
 self=${self%%.*}
-{{extra}}remote='f={{fifo}}; [ -p "$f" ] && echo '"$word"' 1<>"$f"'
+# Written, not opened for reading too: the launcher may log in as another
+# user than the worker's, and the pipe lets others only write. Work holds
+# the pipe open for reading as long as it runs, so the write never blocks.
+{{extra}}remote='f={{fifo}}; [ -p "$f" ] && echo '"$word"' >"$f"'
 tell() {
   while read -r host _; do
     host=${host%%:*}
     case $host in ""|"#"*) continue ;; esac
     [ "${host%%.*}" = "$self" ] && continue
+    [ "$(date +%s)" -ge "$deadline" ] && return 1
     if {{run}} >/dev/null 2>&1; then
       told=$host
       return 0
@@ -132,7 +151,7 @@ tell() {
 tries=0
 until tell; do
   tries=$((tries + 1))
-  if [ "$tries" -ge 30 ]; then
+  if [ "$tries" -ge "$rounds" ] || [ "$(date +%s)" -ge "$deadline" ]; then
     echo "trainfn: no worker could be told that the launcher's attempt ended ($word): the workers run on until their Job is deleted" >&2
     exit "$code"
   fi
@@ -171,7 +190,9 @@ trap 'stopped=1; [ -n "$child" ] && kill -TERM "$child" 2>/dev/null' TERM INT
 rm -f "$end" "$end.new" "$ended"
 # The pipe is held open before it is there to write to: a word written to
 # a pipe nobody holds would be lost.
-if ! { mkfifo -m 0622 "$end.new" && exec 3<>"$end.new" && mv "$end.new" "$end"; }; then
+# "command" keeps a failed redirection from ending the script, as it would
+# on exec, a special built-in.
+if ! { mkfifo -m 0622 "$end.new" && command exec 3<>"$end.new" && mv "$end.new" "$end"; } 2>/dev/null; then
   echo "trainfn: cannot make $end: this worker will not stop when the job ends" >&2
   trap - TERM INT
   exec "$@"

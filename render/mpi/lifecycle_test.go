@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/test/testtool"
 )
 
 // The launcher's and the workers' commands run here as in their pods, with
@@ -53,11 +55,24 @@ func startWorker(t *testing.T, run string, command ...string) *worker {
 	return w
 }
 
-// tell writes a word into the worker's pipe as the launcher's remote
-// command does.
-func (w *worker) tell(t *testing.T, word string) {
+// tell writes a word into the worker's pipe with the remote command the
+// launcher's script runs on a worker; as another user when uid is given,
+// as a launcher that logs in as another user than the worker runs as.
+func (w *worker) tell(t *testing.T, word string, uid ...int) {
 	t.Helper()
-	out, err := exec.Command("/bin/sh", "-c", `f=`+w.run+`/`+endFIFO+`; [ -p "$f" ] && echo `+word+` 1<>"$f"`).CombinedOutput()
+	var remote string
+	for _, line := range strings.Split(LaunchOverSSH(OpenMPI), "\n") {
+		if strings.HasPrefix(line, "remote=") {
+			remote = strings.ReplaceAll(line, RunDir, w.run)
+		}
+	}
+	require.NotEmpty(t, remote, "launch.sh sets the remote command")
+	argv := []string{"/bin/sh", "-c", "word=$1; " + remote + `; eval "$remote"`, "tell", word}
+	if len(uid) > 0 {
+		id := strconv.Itoa(uid[0])
+		argv = append([]string{testtool.Find(t, "setpriv"), "--reuid=" + id, "--regid=" + id, "--clear-groups", "--"}, argv...)
+	}
+	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 }
 
@@ -110,6 +125,22 @@ func TestWorkCountsTheLaunchersFailures(t *testing.T) {
 	assert.Equal(t, 0, w.exitCode(t, 10*time.Second), "%s", &w.out)
 }
 
+// The worker's server (sshd, rshd) often runs as root while the launcher
+// logs in as the image's user: the pipe, in an emptyDir open to all, takes
+// the word from another user.
+func TestWorkHearsALauncherOfAnotherUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to run the worker and the launcher as two users")
+	}
+	run := t.TempDir()
+	// The test's own folder, above it, lets only its owner in.
+	require.NoError(t, os.Chmod(filepath.Dir(run), 0o711))
+	require.NoError(t, os.Chmod(run, 0o777), "an emptyDir's mode")
+	w := startWorker(t, run, "sleep", "60")
+	w.tell(t, "ended", 65534)
+	assert.Equal(t, 0, w.exitCode(t, 10*time.Second), "%s", &w.out)
+}
+
 func TestWorkIgnoresWhatItDoesNotKnow(t *testing.T) {
 	w := startWorker(t, t.TempDir(), "sleep", "60")
 	w.tell(t, "restart")
@@ -152,23 +183,24 @@ func (f *sshFixture) launch(t *testing.T, script string, env []string, command .
 	return string(out), 0
 }
 
-// launcherAndWorker is launch.sh and a worker's work.sh whose sshd, on
-// loopback, launch.sh reaches as mpirun would.
-func launcherAndWorker(t *testing.T) (*sshFixture, *worker, string) {
+// launcherAndWorker is launch.sh, with its configuration directory, and a
+// worker's work.sh whose sshd, on loopback, launch.sh reaches as mpirun
+// would.
+func launcherAndWorker(t *testing.T) (f *sshFixture, w *worker, script, dir string) {
 	t.Helper()
-	f := newSSHFixture(t)
+	f = newSSHFixture(t)
 	require.NoError(t, <-f.startSSHDAfter(t, 0))
 	f.listening(t)
 	run := t.TempDir()
-	w := startWorker(t, run, "sleep", "60")
-	script, _ := launchIn(t, f, Hostfile(OpenMPI, []handoff.Host{{Name: "localhost", Slots: 1}}))
-	return f, w, strings.ReplaceAll(script, RunDir, run)
+	w = startWorker(t, run, "sleep", "60")
+	script, dir = launchIn(t, f, Hostfile(OpenMPI, []handoff.Host{{Name: "localhost", Slots: 1}}))
+	return f, w, strings.ReplaceAll(script, RunDir, run), dir
 }
 
 // The launcher tells a worker over SSH, as mpirun reaches it, once its
 // command has succeeded, and keeps the command's code.
 func TestLaunchTellsAWorkerTheJobEnded(t *testing.T) {
-	f, w, script := launcherAndWorker(t)
+	f, w, script, _ := launcherAndWorker(t)
 
 	out, code := f.launch(t, script, nil, "/bin/sh", "-c", "echo ran mpirun")
 	assert.Equal(t, 0, code, out)
@@ -179,7 +211,7 @@ func TestLaunchTellsAWorkerTheJobEnded(t *testing.T) {
 // A failed attempt is told with the launcher's backoffLimit, and the
 // launcher keeps its code; with cleanPodPolicy None it tells nothing.
 func TestLaunchTellsAFailedAttempt(t *testing.T) {
-	f, w, script := launcherAndWorker(t)
+	f, w, script, _ := launcherAndWorker(t)
 
 	out, code := f.launch(t, script, []string{WorkersEndEnv + "=false"}, "/bin/sh", "-c", "exit 3")
 	assert.Equal(t, 3, code, out)
@@ -196,14 +228,28 @@ func TestLaunchTellsAFailedAttempt(t *testing.T) {
 	assert.Equal(t, 0, w.exitCode(t, 10*time.Second), "the Job has failed: %s", &w.out)
 }
 
-// A launcher that waited in vain runs nothing, and tells nothing.
+// A launcher that waited in vain runs nothing, but its attempt failed
+// all the same: the workers that can be reached count it, or they would
+// outlive the launcher's Job.
+func TestLaunchTellsAFailedWait(t *testing.T) {
+	f, w, script, dir := launcherAndWorker(t)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, WaitForWorkersKey), []byte("echo no worker >&2; exit 1\n"), 0o644))
+
+	out, code := f.launch(t, script, []string{FailuresAllowedEnv + "=0"}, "/bin/sh", "-c", "echo ran mpirun")
+	assert.Equal(t, 1, code, out)
+	assert.Equal(t, "no worker\ntrainfn: told localhost the attempt ended: failed 0\n", out)
+	assert.Equal(t, 0, w.exitCode(t, 10*time.Second), "the Job has failed: %s", &w.out)
+}
+
+// A wait that failed for want of workers runs nothing, and tries once to
+// tell a worker of the failed attempt, not for 30 s.
 func TestLaunchRunsNothingWhenTheWaitFails(t *testing.T) {
 	f := newSSHFixture(t)
 	script, dir := launchIn(t, f, Hostfile(OpenMPI, []handoff.Host{{Name: "localhost", Slots: 1}}))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, WaitForWorkersKey), []byte("echo no worker >&2; exit 1\n"), 0o644))
 	out, code := f.launch(t, script, nil, "/bin/sh", "-c", "echo ran mpirun")
 	assert.Equal(t, 1, code)
-	assert.Equal(t, "no worker\n", out)
+	assert.Equal(t, "no worker\ntrainfn: no worker could be told that the launcher's attempt ended (failed 6): the workers run on until their Job is deleted\n", out)
 }
 
 // Stopped by the kubelet, the launcher stops its command and tells no

@@ -89,7 +89,7 @@ func LaunchesBackToLauncher(impl Implementation) bool {
 }
 
 // WaitTimeoutEnv bounds WaitForWorkers: the seconds it waits without another
-// worker answering.
+// worker answering, counted from the first worker that resolves.
 const WaitTimeoutEnv = "TRAINFN_WAIT_TIMEOUT_SECONDS"
 
 // DefaultWaitTimeout, in seconds, leaves room for worker images to be pulled.
@@ -108,12 +108,16 @@ const DefaultWaitParallel = "32"
 // hostfile but the launcher's own accepts an SSH session from the launcher's
 // user. It probes the workers in rounds, many at a time, so that a job of
 // thousands of workers starts moments after its last one can; each round
-// after the first, two seconds on, probes only the workers that did not
-// answer. It fails, with ssh's last error, when WaitTimeoutEnv seconds pass
-// without another worker answering: a stall is bounded, however many
-// workers there are, and so is each probe, whose connection ssh drops once
-// the worker stops answering (ServerAliveInterval) rather than another
-// process timing it, which a start of thousands of probes would pay for.
+// after the first probes only the workers that did not answer, 50 ms
+// after the one before for the first seconds, when the workers' servers
+// come up, then backing off to a second. Until a worker resolves the
+// workers wait for room (a queue, a gang scheduler, a full node), which it
+// waits out; from then on it fails, with ssh's last error, when
+// WaitTimeoutEnv seconds pass without another worker answering: a stall
+// is bounded, however many workers there are, and so is each probe, whose
+// connection ssh drops once the worker stops answering
+// (ServerAliveInterval) rather than another process timing it, which a
+// start of thousands of probes would pay for.
 // Retrying inside one process keeps a slow start from counting against the
 // launcher's backoffLimit. It uses the image's own ssh, with the job's key,
 // the image's ssh_config and the extra ssh arguments mpirun will use (a
@@ -191,8 +195,11 @@ fi
 `,
 	probe: `/bin/sh ` + ConfigDir + "/" + KubexecKey + ` "$host" true </dev/null`,
 	// A kubectl takes tens of MiB, and each a request of the API server.
-	parallel:   "4",
-	unresolved: `*"` + noPod + `"*|*"does not have a host assigned"*`,
+	parallel: "4",
+	// No pod yet: none of the Indexed Job's (Kubexec's own words), or
+	// none of the StatefulSet's (the API server's NotFound); or a pod the
+	// scheduler has not placed.
+	unresolved: `*"` + noPod + `"*|*"(NotFound)"*|*"does not have a host assigned"*`,
 	run:        `/bin/sh ` + ConfigDir + "/" + KubexecKey + ` "$host" "$remote" </dev/null`,
 }
 
@@ -219,8 +226,8 @@ func waitScript(r remoteShell) string {
 const waitTemplate = `#!/bin/sh
 # Rendered by trainfn: returns once every worker in the hostfile {{accepts}},
 # so mpirun never starts before its hosts do. Probes {{parallelEnv}}
-# workers at a time; gives up when {{timeoutEnv}} pass without another
-# worker answering.
+# workers at a time; once a worker resolves, gives up when {{timeoutEnv}}
+# pass without another worker answering.
 set -f
 timeout=${{{timeoutEnv}}:-{{defaultTimeout}}}
 case $timeout in
@@ -338,10 +345,24 @@ const KubectlPath = KubectlDir + "/kubectl"
 // Kubexec is mpirun's remote shell in the KubectlExec launch mode
 // (mpi-operator v1alpha1's kubexec.sh): called as
 // `kubexec.sh HOST COMMAND...`, it runs the command in the container of
-// the worker pod the host names. The workers are an Indexed Job, whose
-// pods' names the Job controller makes up: the pod is the one of the
-// workers' Job with the host's index that has not ended.
-func Kubexec(container, workers string) string {
+// the worker pod the host names. A static job's workers are an Indexed
+// Job, named indexedJob, whose pods' names the Job controller makes up:
+// the pod is the one of that Job with the host's index that has not
+// ended. An elastic job's workers are a StatefulSet (indexedJob empty),
+// whose pods are named as their hosts.
+func Kubexec(container, indexedJob string) string {
+	find := `pod=$host
+`
+	if indexedJob != "" {
+		find = `pod=$("$kubectl" get pods -o 'jsonpath={.items[-1:].metadata.name}' \
+  --selector "batch.kubernetes.io/job-name=` + indexedJob + `,batch.kubernetes.io/job-completion-index=${host##*-}" \
+  --field-selector 'status.phase!=Succeeded,status.phase!=Failed') || exit
+if [ -z "$pod" ]; then
+  echo "` + noPod + ` $host" >&2
+  exit 1
+fi
+`
+	}
 	return `#!/bin/sh
 # Rendered by trainfn: mpirun's remote shell, through kubectl exec.
 set -f
@@ -349,14 +370,7 @@ host=${1%%.*}
 shift
 kubectl=` + KubectlPath + `
 [ -x "$kubectl" ] || kubectl=kubectl
-pod=$("$kubectl" get pods -o 'jsonpath={.items[-1:].metadata.name}' \
-  --selector "batch.kubernetes.io/job-name=` + workers + `,batch.kubernetes.io/job-completion-index=${host##*-}" \
-  --field-selector 'status.phase!=Succeeded,status.phase!=Failed') || exit
-if [ -z "$pod" ]; then
-  echo "` + noPod + ` $host" >&2
-  exit 1
-fi
-exec "$kubectl" exec "$pod" --container ` + container + ` -- /bin/sh -c "$*"
+` + find + `exec "$kubectl" exec "$pod" --container ` + container + ` -- /bin/sh -c "$*"
 `
 }
 

@@ -48,7 +48,11 @@ func modeOf(m options.LaunchMode) mode {
 			wait:   func(mpi.Implementation) string { return mpi.WaitForExec },
 			launch: func(mpi.Implementation) string { return mpi.LaunchOverKubectlExec },
 			files: func(job *Job) map[string]string {
-				return map[string]string{mpi.KubexecKey: mpi.Kubexec(workerContainer(job), handoff.WorkersName(job.Name))}
+				indexed := handoff.WorkersName(job.Name)
+				if job.elastic() != nil {
+					indexed = "" // a StatefulSet, which names its pods as their hosts
+				}
+				return map[string]string{mpi.KubexecKey: mpi.Kubexec(workerContainer(job), indexed)}
 			},
 			serve: []string{"sleep"}, serveArgs: []string{"365d"},
 			// Open MPI hands mpirun's plm_rsh_agent to every orted on its

@@ -472,6 +472,9 @@ func TestKubectlExecElasticRole(t *testing.T) {
 		assert.Equal(t, []string{"pi-worker-0", "pi-worker-1", "pi-worker-2"}, rule.ResourceNames, "only this job's workers")
 		assert.NotContains(t, rule.Verbs, "list")
 	}
+	kubexec := r.configMap("pi-config").Data["kubexec.sh"]
+	assert.Equal(t, mpi.Kubexec("worker", ""), kubexec, "a StatefulSet's pod is named as its host")
+	assert.NotContains(t, kubexec, "get pods", "the Role lets the launcher list no pod")
 }
 
 func keys(items []corev1.KeyToPath) []string {

@@ -7,6 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // The release and namespace the reconciler is installed as: the names
@@ -35,6 +40,43 @@ func (n *Node) InstallReconciler(ctx context.Context, helm, repo string, values 
 		return fmt.Errorf("helm upgrade --install %s: %w: %s", ReconcilerRelease, err, out)
 	}
 	return nil
+}
+
+// ScaleReconciler scales the installed reconciler's Deployment to replicas
+// and waits until exactly that many of its pods run: at 0, to show what a
+// job does with no controller.
+func (n *Node) ScaleReconciler(ctx context.Context, replicas int) error {
+	selector := "app.kubernetes.io/instance=" + ReconcilerRelease
+	deployments := n.Client.AppsV1().Deployments(ReconcilerNamespace)
+	list, err := deployments.List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return err
+	}
+	if len(list.Items) == 0 {
+		return fmt.Errorf("no Deployment of %s in %s: InstallReconciler first", ReconcilerRelease, ReconcilerNamespace)
+	}
+	patch := fmt.Appendf(nil, `{"spec":{"replicas":%d}}`, replicas)
+	for _, d := range list.Items {
+		if _, err := deployments.Patch(ctx, d.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			return err
+		}
+	}
+	return n.Wait(ctx, fmt.Sprintf("%d reconciler pods", replicas), 2*time.Minute, func(ctx context.Context) error {
+		pods, err := n.Client.CoreV1().Pods(ReconcilerNamespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return err
+		}
+		running := 0
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		if running != replicas || len(pods.Items) != replicas {
+			return fmt.Errorf("%d reconciler pods, %d of them running", len(pods.Items), running)
+		}
+		return nil
+	})
 }
 
 // reconcilerChartArgs are helm's chart and value arguments for running

@@ -6,9 +6,7 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,8 +20,6 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/trainfn/trainfn/reconciler/sshkey"
-	"github.com/trainfn/trainfn/test/node"
-	"github.com/trainfn/trainfn/test/testtool"
 )
 
 // TestJobsEndWithoutTheReconciler runs jobs with the reconciler stopped:
@@ -33,8 +29,8 @@ import (
 // with the other tests, whose jobs need the reconciler: its subtests run
 // side by side, and the reconciler is started again after them.
 func TestJobsEndWithoutTheReconciler(t *testing.T) {
-	reconcilerReplicas(t, 0)
-	t.Cleanup(func() { reconcilerReplicas(t, 1) })
+	require.NoError(t, kube.ScaleReconciler(context.Background(), 0))
+	t.Cleanup(func() { require.NoError(t, kube.ScaleReconciler(context.Background(), 1)) })
 	v1alpha1 := []string{"spec"} // cleanPodPolicy Running, always
 	for _, tt := range []struct {
 		name, manifest string
@@ -123,33 +119,6 @@ func edited(t *testing.T, manifest string, policies []string, policy string, fai
 		require.NotEqual(t, job.MustString(), text, "the manifest runs /home/mpiuser/pi")
 	}
 	return writeFile(t, filepath.Base(manifest), text)
-}
-
-// reconcilerReplicas scales the reconciler's Deployment and waits until
-// it runs that many pods.
-func reconcilerReplicas(t *testing.T, n int) {
-	t.Helper()
-	kubectl, ok := testtool.Built("kubectl")
-	require.True(t, ok, "kubectl is not built: run hack/cluster-tools.sh")
-	selector := "app.kubernetes.io/instance=" + node.ReconcilerRelease
-	out, err := exec.Command(kubectl, "--kubeconfig", kube.Kubeconfig, "--namespace", node.ReconcilerNamespace,
-		"scale", "deployment", "--selector", selector, "--replicas", strconv.Itoa(n)).CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	require.NoError(t, wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		pods, err := kube.Client.CoreV1().Pods(node.ReconcilerNamespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
-		if err != nil {
-			return false, nil
-		}
-		running := 0
-		for _, p := range pods.Items {
-			if p.DeletionTimestamp == nil && p.Status.Phase == corev1.PodRunning {
-				running++
-			}
-		}
-		return running == n && len(pods.Items) == n, nil
-	}), "the reconciler does not run %d pods", n)
 }
 
 // sshSecret is a file with the job's SSH Secret, as a user supplies it

@@ -42,6 +42,7 @@ func TestMPIJobsRunToCompletion(t *testing.T) {
 		{manifest: "testdata/pi-v1.yaml", name: "pi-v1", ranks: 2, workers: 2, cleaned: true},
 		{manifest: "testdata/pi-v1alpha1.yaml", name: "pi-v1alpha1", ranks: 2, workers: 2},
 		{manifest: "testdata/pi-v1alpha1-exec.yaml", name: "pi-v1alpha1-exec", ranks: 2, workers: 2, config: deliveryConfig()},
+		{manifest: "testdata/pi-exec-elastic.yaml", name: "pi-exec-elastic", ranks: 2, workers: 2, config: deliveryConfig()},
 		{manifest: "testdata/pi-rsh.yaml", name: "pi-rsh", ranks: 2, workers: 2},
 		{manifest: "testdata/pi-sshd-port.yaml", name: "pi-sshd-port", ranks: 2, workers: 2, uid: 1000},
 	} {

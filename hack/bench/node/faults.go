@@ -20,10 +20,11 @@ import (
 // pi's ranks start fifteen seconds after mpirun does.
 const midRun = 5 * time.Second
 
-// outcome is how a job whose worker was stopped ended, from kubectl apply.
+// outcome is how a job whose worker was stopped ended, from kubectl apply;
+// a job that did not end in time hung.
 type outcome struct {
-	succeeded bool
-	took      time.Duration
+	ended, succeeded bool
+	took             time.Duration
 }
 
 // faults stops worker 1 of each system's slow pi while mpirun runs, by
@@ -44,7 +45,7 @@ func (b *bench) faults(runs int, systems []system) error {
 				if err != nil {
 					return fmt.Errorf("%s, worker %s, run %d: %w", s.name, fault, i+1, err)
 				}
-				fmt.Fprintf(os.Stderr, "%-12s worker %s, run %d: succeeded %t after %s\n", s.name, fault, i+1, o.succeeded, o.took)
+				fmt.Fprintf(os.Stderr, "%-12s worker %s, run %d: ended %t, succeeded %t, after %s\n", s.name, fault, i+1, o.ended, o.succeeded, o.took)
 				results[fault+" "+s.name] = append(results[fault+" "+s.name], o)
 				_ = b.kubectl(nil, "delete", "namespace", ns, "--wait=false")
 			}
@@ -55,14 +56,21 @@ func (b *bench) faults(runs int, systems []system) error {
 	for _, fault := range []string{"deleted", "evicted"} {
 		cell := func(name string) string {
 			var took []time.Duration
-			won := 0
+			won, hung := 0, 0
 			for _, o := range results[fault+" "+name] {
 				took = append(took, o.took)
 				if o.succeeded {
 					won++
 				}
+				if !o.ended {
+					hung++
+				}
 			}
-			return fmt.Sprintf("%d/%d, %s", won, len(took), median(took).Round(100*time.Millisecond))
+			text := fmt.Sprintf("%d/%d, %s", won, len(took), median(took).Round(100*time.Millisecond))
+			if hung > 0 {
+				text += fmt.Sprintf(" (%d hung)", hung)
+			}
+			return text
 		}
 		fmt.Printf("%-36s %12s %14s\n", "worker "+fault+" mid-run", cell("trainfn"), cell("mpi-operator"))
 	}
@@ -113,7 +121,7 @@ func (b *bench) fault(ns string, s system, how string) (outcome, error) {
 			}
 			for _, c := range j.Status.Conditions {
 				if c.Status == corev1.ConditionTrue && (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) {
-					return outcome{succeeded: c.Type == batchv1.JobComplete, took: time.Since(began)}, nil
+					return outcome{ended: true, succeeded: c.Type == batchv1.JobComplete, took: time.Since(began)}, nil
 				}
 			}
 		}
@@ -156,28 +164,4 @@ func workerPod(ctx context.Context, n *node.Node, ns string, i int) (string, err
 		}
 	}
 	return "", fmt.Errorf("no running pod of worker %d in %s", i, ns)
-}
-
-// reconcilerReplicas scales trainfn's reconciler and waits until it runs
-// that many pods.
-func (b *bench) reconcilerReplicas(n int) error {
-	selector := "app.kubernetes.io/instance=" + node.ReconcilerRelease
-	if err := b.kubectl(nil, "scale", "deployment", "-n", node.ReconcilerNamespace, "--selector", selector, "--replicas", strconv.Itoa(n)); err != nil {
-		return err
-	}
-	return b.n.Wait(b.ctx, fmt.Sprintf("%d reconciler pods", n), 2*time.Minute, func(ctx context.Context) error {
-		pods, err := b.n.Client.CoreV1().Pods(node.ReconcilerNamespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
-		if err != nil {
-			return err
-		}
-		if len(pods.Items) != n {
-			return fmt.Errorf("%d reconciler pods", len(pods.Items))
-		}
-		for _, p := range pods.Items {
-			if p.Status.Phase != corev1.PodRunning {
-				return fmt.Errorf("the reconciler's pod %s is %s", p.Name, p.Status.Phase)
-			}
-		}
-		return nil
-	})
 }

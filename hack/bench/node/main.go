@@ -118,9 +118,12 @@ func run(runs, elasticRuns, faultRuns int, operator, crd, trainfn, manifest, ela
 	}
 	// trainfn's jobs start and end with no controller: its reconciler is
 	// stopped while they run.
-	if err := b.reconcilerReplicas(0); err != nil {
+	if err := n.ScaleReconciler(ctx, 0); err != nil {
 		return err
 	}
+	// On every way out, for the node make node left running, whose suite
+	// needs its reconciler.
+	defer func() { _ = n.ScaleReconciler(context.WithoutCancel(ctx), 1) }()
 	if err := b.pi(runs, systems); err != nil {
 		return err
 	}
@@ -131,7 +134,7 @@ func run(runs, elasticRuns, faultRuns int, operator, crd, trainfn, manifest, ela
 	if err := b.faults(faultRuns, slows); err != nil {
 		return err
 	}
-	if err := b.reconcilerReplicas(1); err != nil {
+	if err := n.ScaleReconciler(ctx, 1); err != nil {
 		return err
 	}
 	elastics, err := bothSystems(trainfn, elastic)
