@@ -57,7 +57,8 @@ type Reconciler struct {
 	Secrets  client.Reader
 	Recorder recorder.EventRecorder
 	Metrics  *Metrics
-	// Now is the clock discovery latency is measured with.
+	// Now is the clock discovery latency and the workers' grace to end by
+	// themselves are measured with.
 	Now func() time.Time
 	// Allocation places preemptible DIJobs' workers; nil when no
 	// allocator runs, and the scheduler places them alone.
@@ -316,7 +317,7 @@ func (r *Reconciler) cleanUp(ctx context.Context, j *job, workers client.Object)
 			}
 			return true, 0, nil
 		}
-		if left := selfEndGrace - j.endedFor(endsName, r.now()); stopsItself(w) && left > 0 {
+		if left := selfEndGrace - j.endedFor(endsName, r.Now()); stopsItself(w) && left > 0 {
 			// The launcher tells the workers the job ended, and their Job
 			// ends at its first success and stops the rest: nothing to
 			// write yet, unless they are still running by then.
@@ -346,14 +347,6 @@ func (r *Reconciler) cleanUp(ctx context.Context, j *job, workers client.Object)
 // only then.
 func stopsItself(w *batchv1.Job) bool {
 	return w.Spec.SuccessPolicy != nil && w.Labels[handoff.KindLabel] == handoff.MPIJobKind
-}
-
-// now is the reconciler's clock.
-func (r *Reconciler) now() time.Time {
-	if r.Now != nil {
-		return r.Now()
-	}
-	return time.Now()
 }
 
 func (r *Reconciler) cleanedUp(ctx context.Context, workers client.Object, how phase.Phase, policy string) {

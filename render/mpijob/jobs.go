@@ -36,13 +36,13 @@ func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []resu
 	}
 
 	items := ynode.Seq(
-		ynode.Map("key", mpi.HostfileKey, "path", mpi.HostfileKey, "mode", ynode.FileMode(0o444)),
-		ynode.Map("key", handoff.DiscoverHostsKey, "path", handoff.DiscoverHostsKey, "mode", ynode.FileMode(0o555)),
+		configItem(mpi.HostfileKey, 0o444),
+		configItem(handoff.DiscoverHostsKey, 0o555),
 	)
 	// The volume the launcher's containers find at mpi.ConfigDir.
 	files := configVolume
 	if writesHosts {
-		items = ynode.Seq(ynode.Map("key", mpi.WriteHostsKey, "path", mpi.WriteHostsKey, "mode", ynode.FileMode(0o555)))
+		items = ynode.Seq(configItem(mpi.WriteHostsKey, 0o555))
 		files = hostsVolume
 	}
 	// Only remote hosts need a remote shell, and a start-up to wait for.
@@ -53,11 +53,11 @@ func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []resu
 	var shell *yaml.Node
 	if remote {
 		items.Content = append(items.Content,
-			ynode.Map("key", mpi.WaitForWorkersKey, "path", mpi.WaitForWorkersKey, "mode", ynode.FileMode(0o555)))
+			configItem(mpi.WaitForWorkersKey, 0o555))
 		switch job.launchMode() {
 		case options.KubectlExec:
 			items.Content = append(items.Content,
-				ynode.Map("key", mpi.KubexecKey, "path", mpi.KubexecKey, "mode", ynode.FileMode(0o555)))
+				configItem(mpi.KubexecKey, 0o555))
 			warnings = append(warnings, workload.Overridden(t, "serviceAccountName", handoff.LauncherName(job.Name),
 				"its Role lets the launcher exec into this job's workers")...)
 			if old := t.Set("automountServiceAccountToken", ynode.Of(true)); old != nil && old.Value != "true" {
@@ -85,14 +85,14 @@ func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []resu
 		warnings = append(warnings, ws...)
 		if wrapped {
 			items.Content = append(items.Content,
-				ynode.Map("key", mpi.LaunchKey, "path", mpi.LaunchKey, "mode", ynode.FileMode(0o555)))
+				configItem(mpi.LaunchKey, 0o555))
 			setWaitEnv(main, reach)
 		} else {
 			errs = appendErr(errs, t.AddInitContainer(waitForWorkers(main, shell, files, reach)))
 		}
 	}
 	spec := []any{"template", t.Node()}
-	if restartPolicy(t) == "Never" {
+	if t.String("restartPolicy") == "Never" {
 		spec = append(spec, "podFailurePolicy", workload.DisruptionIgnored())
 	}
 
@@ -181,14 +181,6 @@ func setWaitEnv(c *pod.Container, reach sshReach) {
 	if reach.flagSet {
 		c.AddEnv(mpi.WaitSSHArgsEnv, reach.flagArgs)
 	}
-}
-
-// restartPolicy is a pod template's restartPolicy.
-func restartPolicy(t *pod.Template) string {
-	if n := ynode.Get(ynode.Get(t.Node(), "spec"), "restartPolicy"); n != nil {
-		return n.Value
-	}
-	return ""
 }
 
 // workerJob runs one pod per worker as an Indexed Job: the Job controller

@@ -73,7 +73,7 @@ func (j *Job) launchAround(t *pod.Template, main *pod.Container) (bool, []result
 	if b := j.RunPolicy.BackoffLimit; b != nil {
 		limit = *b
 	}
-	main.AddEnv(mpi.FailuresAllowedEnv, strconv.Itoa(int(mpi.FailuresAllowed(limit, restartPolicy(t)))))
+	main.AddEnv(mpi.FailuresAllowedEnv, strconv.Itoa(int(mpi.FailuresAllowed(limit, t.String("restartPolicy")))))
 	if !j.workersEnd() {
 		main.AddEnv(mpi.WorkersEndEnv, "false")
 	}

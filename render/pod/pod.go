@@ -117,6 +117,14 @@ func (t *Template) Remove(name string) *yaml.Node {
 	return nil
 }
 
+// String reads a scalar field of the pod spec; "" when it is unset.
+func (t *Template) String(name string) string {
+	if n := ynode.Get(t.spec(), name); n != nil {
+		return n.Value
+	}
+	return ""
+}
+
 // Bool reads a boolean field of the pod spec, however YAML spells it.
 func (t *Template) Bool(name string) bool {
 	var b bool
