@@ -6,8 +6,8 @@
 #
 #   hack/tools.sh           what make test needs
 #   hack/tools.sh e2e       that, and what the end-to-end suite runs besides:
-#                           torchrun, Open MPI, MPICH, rsh, the control plane
-#                           and Argo CD's harness
+#                           torchrun, Open MPI, MPICH, rsh, the control plane,
+#                           Kueue and Argo CD's harness
 #   hack/tools.sh node      make test's, the control plane and what a real
 #                           node needs
 #   hack/tools.sh all       every mode's but bench's: what .ci/run runs
@@ -214,6 +214,12 @@ in_background golangci-lint hack/lint.sh --build
 # Argo CD's harness, the suite's alone, pins older libraries of its own.
 if [[ $mode == e2e || $mode == all ]]; then
 	in_background "Argo CD harness" hack/argocd-tools.sh
+fi
+# Kueue's controller, which the suites and the node run for the jobs that
+# queue: a module of its own, since it builds only on the Kubernetes
+# libraries of its release (1.36's), not on the tools module's.
+if [[ $mode == e2e || $mode == node || $mode == all ]]; then
+	in_background kueue module_tool kueue hack/tools/kueue
 fi
 # benchstat compares make bench's Go benchmarks with the previous run's.
 if [[ $mode == bench ]]; then

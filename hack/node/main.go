@@ -43,7 +43,7 @@ func run(verb, cache string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	n, err := node.Start(ctx, node.Options{Dir: dir, Cache: cache, Detach: true})
+	n, err := node.Start(ctx, node.Options{Dir: dir, Cache: cache, Detach: true, Kueue: true})
 	if err != nil {
 		return err
 	}

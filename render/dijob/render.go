@@ -27,7 +27,7 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 		out.Warnings = append(out.Warnings, warnings...)
 		workers := j.workload(w, t)
 		out.Objects = append(out.Objects, workers)
-		g.Members = append(g.Members, gang.Member{Workload: workers, Template: t, Pods: w.Replicas})
+		g.Members = append(g.Members, gang.Member{Workload: workers, Template: t, Pods: w.Replicas, Resized: j.Preemptible})
 	}
 	return out, g, nil
 }

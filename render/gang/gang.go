@@ -62,6 +62,9 @@ type Member struct {
 	Workload *yaml.RNode
 	Template *pod.Template
 	Pods     int32
+	// Resized is a workload whose pod count changes at run time: Pods is
+	// the count it starts with.
+	Resized bool
 }
 
 // Labels, annotations and defaults the schedulers read.
@@ -71,7 +74,6 @@ const (
 	volcanoQueueAnnotation      = "scheduling.volcano.sh/queue-name"
 	schedulerPluginsGroupLabel  = "scheduling.x-k8s.io/pod-group"
 	schedulerPluginsDefaultName = "scheduler-plugins-scheduler"
-	kueueQueueLabel             = "kueue.x-k8s.io/queue-name"
 )
 
 // policyPath is where Kubeflow job specs keep the scheduling policy.
@@ -149,15 +151,19 @@ func Render(g Gang, opts options.Gang) ([]*yaml.RNode, []result.Warning, field.E
 		if opts.SchedulerName != "" {
 			warnings = setScheduler(members, opts.SchedulerName, "")
 		}
-		// Kueue admits each labelled Job as one workload, all its pods
-		// at once. Its pod groups leave out pods a Job owns, so the
-		// launcher is admitted on its own, and waits for the workers.
-		for _, m := range members {
-			if err := m.Workload.PipeE(yaml.LookupCreate(yaml.MappingNode, "metadata", "labels"),
-				ynode.SetString(kueueQueueLabel, queue)); err != nil {
-				return nil, nil, field.ErrorList{field.InternalError(policyPath, err)}
-			}
-			if policy.PriorityClass != "" {
+		var errs field.ErrorList
+		var kueueWarnings []result.Warning
+		if why := workloadByWorkload(members); why != "" {
+			kueueWarnings, errs = queueWorkloads(members, queue, why)
+		} else {
+			kueuePodGroup(owner.Name, members, queue, total)
+		}
+		if len(errs) > 0 {
+			return nil, nil, errs
+		}
+		warnings = append(warnings, kueueWarnings...)
+		if policy.PriorityClass != "" {
+			for _, m := range members {
 				m.Template.SetDefault("priorityClassName", ynode.String(policy.PriorityClass))
 			}
 		}

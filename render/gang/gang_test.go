@@ -79,21 +79,6 @@ func TestPolicyResourcesWin(t *testing.T) {
 	assert.Equal(t, "cpu: \"3\"\n", spec(t, objs[0], "spec", "minResources"))
 }
 
-func TestKueueLabelsEachWorkload(t *testing.T) {
-	members := launcherAndWorkers(t)
-	objs, _, errs := Render(Gang{Owner: workload.Owner{Name: "pi"}, Policy: &Policy{PriorityClass: "low"}, Members: members}, options.Gang{Scheduler: options.Kueue, Queue: "team"})
-	require.Empty(t, errs)
-	assert.Empty(t, objs, "Kueue needs no object of its own")
-	for _, m := range members {
-		assert.Equal(t, "team", m.Workload.GetLabels()["kueue.x-k8s.io/queue-name"])
-		assert.Equal(t, "low\n", spec(t, yaml.NewRNode(m.Template.Node()), "spec", "priorityClassName"))
-	}
-
-	_, _, errs = Render(Gang{Owner: workload.Owner{Name: "pi"}, Members: launcherAndWorkers(t)}, options.Gang{Scheduler: options.Kueue})
-	require.Len(t, errs, 1)
-	assert.Equal(t, "spec.runPolicy.schedulingPolicy.queue", errs[0].Field)
-}
-
 func TestNoSchedulerNoGang(t *testing.T) {
 	members := launcherAndWorkers(t)
 	objs, warnings, errs := Render(Gang{Owner: workload.Owner{Name: "pi"}, Members: members}, options.Gang{})

@@ -155,7 +155,7 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 		handOff(j, workers)
 		out.Objects = append(out.Objects, workers)
 		out.Warnings = append(out.Warnings, warnings...)
-		members = append(members, gang.Member{Workload: workers, Template: wt, Pods: j.Worker.Replicas})
+		members = append(members, gang.Member{Workload: workers, Template: wt, Pods: j.Worker.Replicas, Resized: j.elastic() != nil})
 	}
 
 	if len(errs) > 0 {

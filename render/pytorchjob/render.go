@@ -90,7 +90,7 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 		workers := j.StatefulSet(handoff.WorkersName(j.Name), handoff.RoleWorker, nil, worker)
 		j.handOff(workers)
 		out.Objects = append(out.Objects, workers)
-		g.Members = append(g.Members, gang.Member{Workload: workers, Template: worker, Pods: j.Worker.Replicas})
+		g.Members = append(g.Members, gang.Member{Workload: workers, Template: worker, Pods: j.Worker.Replicas, Resized: true})
 		if hpa := j.autoscaler(); hpa != nil {
 			out.Objects = append(out.Objects, hpa)
 		}

@@ -53,10 +53,6 @@ var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Ver
 // and returns once the API server serves each: Established, and listed by
 // discovery, which is where clients look a kind up.
 func (c *Cluster) InstallCRDs(ctx context.Context, files ...string) error {
-	client, err := dynamic.NewForConfig(c.Config)
-	if err != nil {
-		return err
-	}
 	var crds []*unstructured.Unstructured
 	for _, file := range files {
 		objs, err := ReadObjects(file)
@@ -67,17 +63,28 @@ func (c *Cluster) InstallCRDs(ctx context.Context, files ...string) error {
 			if obj.GetKind() != "CustomResourceDefinition" {
 				return fmt.Errorf("%s: %s %s is no CustomResourceDefinition", file, obj.GetKind(), obj.GetName())
 			}
-			data, err := json.Marshal(obj)
-			if err != nil {
-				return err
-			}
-			_, err = client.Resource(crdResource).Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{
-				FieldManager: "trainfn-e2e",
-			})
-			if err != nil {
-				return fmt.Errorf("%s: applying CustomResourceDefinition %s: %w", file, obj.GetName(), err)
-			}
-			crds = append(crds, obj)
+		}
+		crds = append(crds, objs...)
+	}
+	return c.InstallCRDObjects(ctx, crds)
+}
+
+// InstallCRDObjects is InstallCRDs for CRDs already read, and edited.
+func (c *Cluster) InstallCRDObjects(ctx context.Context, crds []*unstructured.Unstructured) error {
+	client, err := dynamic.NewForConfig(c.Config)
+	if err != nil {
+		return err
+	}
+	for _, obj := range crds {
+		data, err := json.Marshal(obj)
+		if err != nil {
+			return err
+		}
+		_, err = client.Resource(crdResource).Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{
+			FieldManager: "trainfn-e2e",
+		})
+		if err != nil {
+			return fmt.Errorf("applying CustomResourceDefinition %s: %w", obj.GetName(), err)
 		}
 	}
 	for _, crd := range crds {

@@ -51,6 +51,9 @@ type Options struct {
 	// Detach leaves the node running after this process ends (make node);
 	// Down stops it.
 	Detach bool
+	// Kueue installs Kueue once the node is ready, as its release
+	// manifests do (cluster.StartKueue), for the jobs that queue.
+	Kueue bool
 }
 
 // Node is a running one-node cluster.
@@ -138,6 +141,12 @@ func Start(ctx context.Context, opts Options) (n *Node, err error) {
 		return n, err
 	}
 	logf("node ready after %s", time.Since(began).Round(time.Millisecond))
+	if opts.Kueue {
+		if err = n.StartKueue(ctx); err != nil {
+			return n, fmt.Errorf("starting Kueue: %w", err)
+		}
+		logf("Kueue up after %s", time.Since(began).Round(time.Millisecond))
+	}
 	return n, nil
 }
 

@@ -40,7 +40,7 @@ func run(m *testing.M) int {
 	var err error
 	// A node that make node left running is used as it is.
 	if kube, err = node.Connect(ctx, cache); err != nil {
-		kube, err = node.Start(ctx, node.Options{Cache: cache})
+		kube, err = node.Start(ctx, node.Options{Cache: cache, Kueue: true})
 		testtool.RecordPhase("node start", time.Since(began), err != nil)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "onnode: starting the node:", err)

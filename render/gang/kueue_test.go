@@ -1,0 +1,59 @@
+package gang
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/trainfn/trainfn/render/options"
+	"github.com/trainfn/trainfn/render/workload"
+)
+
+func TestKueueGroupsEveryPodOfTheJob(t *testing.T) {
+	members := launcherAndWorkers(t)
+	objs, warnings, errs := Render(Gang{Owner: workload.Owner{Name: "pi"}, Policy: &Policy{PriorityClass: "low"}, Members: members}, options.Gang{Scheduler: options.Kueue, Queue: "team"})
+	require.Empty(t, errs)
+	assert.Empty(t, warnings)
+	assert.Empty(t, objs, "Kueue needs no object of its own")
+	for _, m := range members {
+		assert.Empty(t, m.Workload.GetLabels()["kueue.x-k8s.io/queue-name"], "a labelled Job would be a Workload of its own")
+		pod := yaml.NewRNode(m.Template.Node())
+		assert.Equal(t, "team\n", spec(t, pod, "metadata", "labels", "kueue.x-k8s.io/queue-name"))
+		assert.Equal(t, "pi\n", spec(t, pod, "metadata", "labels", "kueue.x-k8s.io/pod-group-name"))
+		assert.Equal(t, "\"4\"\n", spec(t, pod, "metadata", "annotations", "kueue.x-k8s.io/pod-group-total-count"), "the launcher and 3 workers")
+		assert.Equal(t, "\"false\"\n", spec(t, pod, "metadata", "annotations", "kueue.x-k8s.io/retriable-in-group"))
+		assert.Equal(t, "low\n", spec(t, pod, "spec", "priorityClassName"))
+	}
+}
+
+func TestKueueNeedsAQueue(t *testing.T) {
+	_, _, errs := Render(Gang{Owner: workload.Owner{Name: "pi"}, Members: launcherAndWorkers(t)}, options.Gang{Scheduler: options.Kueue})
+	require.Len(t, errs, 1)
+	assert.Equal(t, "spec.runPolicy.schedulingPolicy.queue", errs[0].Field)
+}
+
+func TestKueueAdmitsAResizedJobWorkloadByWorkload(t *testing.T) {
+	for name, change := range map[string]func(m []Member){
+		"workers resized at run time": func(m []Member) { m[1].Resized = true },
+		"Jobs dispatched by MultiKueue": func(m []Member) {
+			for _, w := range m {
+				require.NoError(t, w.Workload.PipeE(yaml.SetField("spec", yaml.NewMapRNode(&map[string]string{"managedBy": "kueue.x-k8s.io/multikueue"}))))
+			}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			members := launcherAndWorkers(t)
+			change(members)
+			_, warnings, errs := Render(Gang{Owner: workload.Owner{Name: "pi"}, Members: members}, options.Gang{Scheduler: options.Kueue, Queue: "team"})
+			require.Empty(t, errs)
+			require.Len(t, warnings, 1, "the job is not one gang under Kueue, and the render says so")
+			assert.Contains(t, warnings[0].Message, "one Workload per Job or StatefulSet")
+			for _, m := range members {
+				assert.Equal(t, "team", m.Workload.GetLabels()["kueue.x-k8s.io/queue-name"])
+				assert.Empty(t, spec(t, yaml.NewRNode(m.Template.Node()), "metadata", "labels", "kueue.x-k8s.io/pod-group-name"))
+			}
+		})
+	}
+}
