@@ -164,3 +164,36 @@ func finished(job *batchv1.Job) bool {
 	}
 	return false
 }
+
+// TestKueueReleasesTheQuotaOfAFailedJob runs an MPIJob whose launcher
+// fails at every attempt under Kueue: the job fails, its workers stop, its
+// Workload finishes and its quota is released, and nothing Kueue does
+// brings a worker back.
+func TestKueueReleasesTheQuotaOfAFailedJob(t *testing.T) {
+	t.Parallel()
+	queue := kueueQueue(t, corev1.ResourceList{
+		corev1.ResourceCPU:    mustQuantity(t, node.CPU, 3),
+		corev1.ResourceMemory: mustQuantity(t, "1Gi", 3),
+	})
+	s := submit(t, []string{queue.localQueue, queue.config, edited(t, "../../examples/jobs/pi.yaml", runPolicy, "Running", true)}, nil)
+	succeeded, took := s.finish("pi-launcher", jobTimeout)
+	require.False(t, succeeded, "the launcher's Job succeeded %s after kubectl apply, though mpirun has no program to run", took)
+	s.workersStop("pi", 30*time.Second)
+
+	ctx := context.Background()
+	require.NoError(t, kube.Wait(ctx, "the Workload to finish and the quota to be released", time.Minute, func(ctx context.Context) error {
+		wls, err := kube.Workloads(ctx, s.ns)
+		if err != nil {
+			return err
+		}
+		if len(wls) != 1 || !wls[0].Finished {
+			return fmt.Errorf("not one finished Workload: %v", wls)
+		}
+		if n, err := kube.ReservingWorkloads(ctx, queue.clusterQueue); err != nil || n != 0 {
+			return fmt.Errorf("ClusterQueue %s still reserves quota for %d Workloads (%v)", queue.clusterQueue, n, err)
+		}
+		return nil
+	}), s.describe())
+	time.Sleep(5 * time.Second)
+	assert.Zero(t, s.runningWorkers("pi"), "a worker came back after the job failed")
+}
