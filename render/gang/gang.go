@@ -1,5 +1,6 @@
 // Package gang makes the pods of one job a gang: scheduled all together or
-// not at all, by Volcano, scheduler-plugins' coscheduling or Kueue. It works
+// not at all, by Volcano, scheduler-plugins' coscheduling, Kueue or
+// Kubernetes' own scheduler. It works
 // on the workloads a job kind has already rendered, so every kind shares it,
 // and it renders nothing unless a gang scheduler is chosen.
 package gang
@@ -88,7 +89,7 @@ func Render(g Gang, opts options.Gang) ([]*yaml.RNode, []result.Warning, field.E
 	if opts.Scheduler == options.NoGang {
 		if policy != nil {
 			return nil, []result.Warning{{Field: policyPath, Message: fmt.Sprintf(
-				"no gang scheduler is chosen, so the policy is validated, then ignored: name one (Volcano, SchedulerPlugins or Kueue) "+
+				"no gang scheduler is chosen, so the policy is validated, then ignored: name one (Volcano, SchedulerPlugins, Kueue or Kubernetes) "+
 					"in the %s annotation or in the gangScheduling of trainfn's function config", options.GangSchedulerAnnotation)}}, nil
 		}
 		return nil, nil, nil
@@ -143,6 +144,17 @@ func Render(g Gang, opts options.Gang) ([]*yaml.RNode, []result.Warning, field.E
 			m.Template.AddLabels(map[string]string{schedulerPluginsGroupLabel: owner.Name}, true)
 		}
 		objects = podGroup("scheduling.x-k8s.io/v1alpha1", "scheduleTimeoutSeconds", policy.ScheduleTimeoutSeconds)
+	case options.Kubernetes:
+		if opts.SchedulerName != "" {
+			warnings = setScheduler(members, opts.SchedulerName, "")
+		}
+		var errs field.ErrorList
+		var gangWarnings []result.Warning
+		objects, gangWarnings, errs = kubernetesGang(owner, policy, members, minMember)
+		if len(errs) > 0 {
+			return nil, nil, errs
+		}
+		warnings = append(warnings, gangWarnings...)
 	case options.Kueue:
 		if queue == "" {
 			return nil, nil, field.ErrorList{field.Required(policyPath.Child("queue"),

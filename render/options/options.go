@@ -39,6 +39,9 @@ const (
 	Volcano          Scheduler = "Volcano"
 	SchedulerPlugins Scheduler = "SchedulerPlugins"
 	Kueue            Scheduler = "Kueue"
+	// Kubernetes is Kubernetes' own gang scheduling: kube-scheduler's
+	// GangScheduling plugin and the scheduling.k8s.io PodGroup.
+	Kubernetes Scheduler = "Kubernetes"
 )
 
 // Annotations on a job that override the function config for that job.
@@ -98,6 +101,9 @@ type Gang struct {
 	Scheduler     Scheduler `json:"scheduler"`
 	SchedulerName string    `json:"schedulerName"`
 	Queue         string    `json:"queue"`
+	// KubernetesVersion is the cluster's minor version, for which the
+	// Kubernetes scheduler's objects are rendered.
+	KubernetesVersion string `json:"kubernetesVersion"`
 }
 
 // DI are the choices for DIJobs.
@@ -135,16 +141,16 @@ func (o Options) ForJob(annotations map[string]string) (Options, field.ErrorList
 	}
 	if v, ok := annotations[GangSchedulerAnnotation]; ok {
 		switch s := Scheduler(v); s {
-		case Volcano, SchedulerPlugins, Kueue:
+		case Volcano, SchedulerPlugins, Kueue, Kubernetes:
 			if o.Gang.Scheduler != s {
 				// Another scheduler's name would not fit this one.
-				o.Gang = Gang{Scheduler: s, Queue: o.Gang.Queue}
+				o.Gang = Gang{Scheduler: s, Queue: o.Gang.Queue, KubernetesVersion: o.Gang.KubernetesVersion}
 			}
 		case noGang:
 			o.Gang = Gang{}
 		default:
 			errs = append(errs, field.NotSupported(at.Key(GangSchedulerAnnotation), v,
-				[]string{string(Volcano), string(SchedulerPlugins), string(Kueue), noGang}))
+				[]string{string(Volcano), string(SchedulerPlugins), string(Kueue), string(Kubernetes), noGang}))
 		}
 	}
 	if v, ok := annotations[ElasticWorkersAnnotation]; ok {

@@ -91,7 +91,8 @@ var running = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kub
 // the API server puts on every new node once kwok reports it ready.
 // Namespaces and service accounts are what every namespace needs to run pods;
 // the volume binder binds the claims a job's pods mount, as a user provides
-// them, to their volumes.
+// them, to their volumes; the PodGroup protection controller lets a
+// PodGroup go once no pod names it.
 var controllers = []string{
 	"job-controller",
 	"statefulset-controller",
@@ -106,7 +107,15 @@ var controllers = []string{
 	"namespace-controller",
 	"serviceaccount-controller",
 	"root-ca-certificate-publisher-controller",
+	"podgroup-protection-controller",
 }
+
+// featureGates are the gates every component runs with: Kubernetes' own
+// gang scheduling (KEP-4671), beta and off by default in 1.37, which
+// trainfn renders for: the scheduling.k8s.io PodGroup in the API server,
+// the GangScheduling plugin in kube-scheduler, and the PodGroup
+// protection controller in the controller manager.
+const featureGates = "GenericWorkload=true"
 
 // Start brings a control plane up and returns once its fake nodes are ready
 // to take pods. On error, nothing it started is left running.
@@ -224,6 +233,9 @@ func (c *Cluster) startAPIServer(ctx context.Context, etcd string, opts Options)
 		"--service-cluster-ip-range", "10.96.0.0/16",
 		"--allow-privileged",
 		"--endpoint-reconciler-type", reconciler,
+		"--feature-gates", featureGates,
+		// A beta API is served only when asked for.
+		"--runtime-config", "scheduling.k8s.io/v1beta1=true",
 	}, opts.APIServerFlags...)...)
 	if err != nil {
 		return err
@@ -277,6 +289,7 @@ func (c *Cluster) startControllers(opts Options) error {
 		// for a while; a node taken for lost would have every pod on it
 		// marked not ready for the rest of the run.
 		"--node-monitor-grace-period", "5m",
+		"--feature-gates", featureGates,
 	)
 	if err != nil {
 		return err
@@ -290,6 +303,7 @@ func (c *Cluster) startControllers(opts Options) error {
 	err = c.run("kube-scheduler",
 		"--config", config,
 		"--secure-port=0",
+		"--feature-gates", featureGates,
 	)
 	if err != nil || opts.NoFakeNodes {
 		return err

@@ -49,6 +49,21 @@ func (c *Cluster) addNodes(ctx context.Context, n int, controlPlane bool, resour
 		node.Spec.Taints = []corev1.Taint{{Key: controlPlaneRole, Effect: corev1.TaintEffectNoSchedule}}
 		nodes = append(nodes, node)
 	}
+	return c.register(ctx, nodes)
+}
+
+// AddNode registers one more fake node, with the default capacity and
+// resources, and waits until the scheduler may use it: room that a test
+// adds while pods wait for it.
+func (c *Cluster) AddNode(ctx context.Context, name string, resources corev1.ResourceList) error {
+	capacity := maps.Clone(nodeCapacity)
+	maps.Copy(capacity, resources)
+	return c.register(ctx, []*corev1.Node{fakeNode(name, capacity)})
+}
+
+// register creates the nodes and waits until every node of the cluster is
+// ready and untainted.
+func (c *Cluster) register(ctx context.Context, nodes []*corev1.Node) error {
 	registered := map[string][]corev1.Taint{}
 	for _, node := range nodes {
 		if _, err := c.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
@@ -57,12 +72,12 @@ func (c *Cluster) addNodes(ctx context.Context, n int, controlPlane bool, resour
 		registered[node.Name] = node.Spec.Taints
 	}
 	return c.Wait(ctx, "fake nodes", 2*time.Minute, func(ctx context.Context) error {
-		nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return err
-		}
-		for _, node := range nodes.Items {
-			if !ready(node) {
+		for name := range registered {
+			node, err := c.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if !ready(*node) {
 				return fmt.Errorf("node %s is not ready", node.Name)
 			}
 			for _, taint := range node.Spec.Taints {

@@ -69,16 +69,24 @@ var standInSchedulers = []string{
 
 // podGroupMembership is how each PodGroup kind's scheduler finds the pods
 // of a group: by an annotation (Volcano) or a label (scheduler-plugins) of
-// the pod that names it.
-var podGroupMembership = map[string]struct{ annotation, label string }{
-	"scheduling.volcano.sh/v1beta1": {annotation: "scheduling.k8s.io/group-name"},
-	"scheduling.x-k8s.io/v1alpha1":  {label: "scheduling.x-k8s.io/pod-group"},
+// the pod that names it, or by its spec.schedulingGroup (Kubernetes'
+// own); and where the group's size is.
+var podGroupMembership = map[string]struct {
+	annotation, label string
+	schedulingGroup   bool
+	size              []string
+	// gangScheduler: the default scheduler is the group's own.
+	gangScheduler bool
+}{
+	"scheduling.volcano.sh/v1beta1": {annotation: "scheduling.k8s.io/group-name", size: []string{"spec", "minMember"}},
+	"scheduling.x-k8s.io/v1alpha1":  {label: "scheduling.x-k8s.io/pod-group", size: []string{"spec", "minMember"}},
+	"scheduling.k8s.io/v1beta1":     {schedulingGroup: true, size: []string{"spec", "schedulingPolicy", "gang", "minCount"}, gangScheduler: true},
 }
 
 // checkPodGroups checks each PodGroup of the output against the running
 // pods that belong to it: there are at least minMember of them, else its
 // scheduler would never start the gang, and they all name one scheduler,
-// not the default one, which knows no gangs.
+// not the default one, which knows no gangs but Kubernetes' own.
 func checkPodGroups(t *testing.T, ns string, objs []*unstructured.Unstructured) {
 	for _, obj := range objs {
 		if obj.GetKind() != "PodGroup" {
@@ -88,14 +96,16 @@ func checkPodGroups(t *testing.T, ns string, objs []*unstructured.Unstructured) 
 		require.True(t, ok, "PodGroup %s is %s, which the suite does not know the members of", obj.GetName(), obj.GetAPIVersion())
 		// Decoded from YAML as JSON is, a number is a float64 here; none
 		// is the API's zero.
-		minMember, _, err := unstructured.NestedFloat64(obj.Object, "spec", "minMember")
+		minMember, _, err := unstructured.NestedFloat64(obj.Object, membership.size...)
 		require.NoError(t, err)
 		pods, err := kube.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
 		require.NoError(t, err)
 		var members, schedulers []string
 		for _, pod := range pods.Items {
 			if membership.annotation != "" && pod.Annotations[membership.annotation] != obj.GetName() ||
-				membership.label != "" && pod.Labels[membership.label] != obj.GetName() {
+				membership.label != "" && pod.Labels[membership.label] != obj.GetName() ||
+				membership.schedulingGroup && (pod.Spec.SchedulingGroup == nil || pod.Spec.SchedulingGroup.PodGroupName == nil ||
+					*pod.Spec.SchedulingGroup.PodGroupName != obj.GetName()) {
 				continue
 			}
 			members = append(members, pod.Name)
@@ -106,7 +116,9 @@ func checkPodGroups(t *testing.T, ns string, objs []*unstructured.Unstructured) 
 		require.GreaterOrEqual(t, float64(len(members)), minMember,
 			"PodGroup %s wants %v pods to start together, but only %v belong to it", obj.GetName(), minMember, members)
 		require.Len(t, schedulers, 1, "the pods of PodGroup %s name different schedulers: %v", obj.GetName(), schedulers)
-		require.NotEqual(t, corev1.DefaultSchedulerName, schedulers[0], "the pods of PodGroup %s are left to the default scheduler, which knows no gangs", obj.GetName())
+		if !membership.gangScheduler {
+			require.NotEqual(t, corev1.DefaultSchedulerName, schedulers[0], "the pods of PodGroup %s are left to the default scheduler, which knows no gangs", obj.GetName())
+		}
 		t.Logf("PodGroup %s: %d pods of at least %v, for %s: %v", obj.GetName(), len(members), minMember, schedulers[0], members)
 	}
 }
