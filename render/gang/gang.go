@@ -1,8 +1,8 @@
 // Package gang makes the pods of one job a gang: scheduled all together or
 // not at all, by Volcano, scheduler-plugins' coscheduling, Kueue or
-// Kubernetes' own scheduler. It works
-// on the workloads a job kind has already rendered, so every kind shares it,
-// and it renders nothing unless a gang scheduler is chosen.
+// Kubernetes' own scheduler. It works on the workloads a job kind has
+// already rendered, so every kind shares it, and it renders nothing unless
+// a gang scheduler is chosen.
 package gang
 
 import (
@@ -148,12 +148,8 @@ func Render(g Gang, opts options.Gang) ([]*yaml.RNode, []result.Warning, field.E
 		if opts.SchedulerName != "" {
 			warnings = setScheduler(members, opts.SchedulerName, "")
 		}
-		var errs field.ErrorList
 		var gangWarnings []result.Warning
-		objects, gangWarnings, errs = kubernetesGang(owner, policy, members, minMember)
-		if len(errs) > 0 {
-			return nil, nil, errs
-		}
+		objects, gangWarnings = kubernetesGang(owner, policy, members, minMember)
 		warnings = append(warnings, gangWarnings...)
 	case options.Kueue:
 		if queue == "" {

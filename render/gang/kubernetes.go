@@ -1,7 +1,6 @@
 package gang
 
 import (
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render/handoff"
@@ -22,7 +21,7 @@ const kubernetesPodGroupAPI = "scheduling.k8s.io/v1beta1"
 // or master included: one group spans all of the job's Jobs, which a Job's
 // own spec.scheduling, a group per Job, would not. No Workload object is
 // rendered: the scheduler reads the PodGroup alone.
-func kubernetesGang(owner workload.Owner, policy *Policy, members []Member, minMember int32) ([]*yaml.RNode, []result.Warning, field.ErrorList) {
+func kubernetesGang(owner workload.Owner, policy *Policy, members []Member, minMember int32) ([]*yaml.RNode, []result.Warning) {
 	var warnings []result.Warning
 	if policy.ScheduleTimeoutSeconds != nil {
 		warnings = append(warnings, result.Warning{Field: policyPath.Child("scheduleTimeoutSeconds"),
@@ -45,5 +44,5 @@ func kubernetesGang(owner workload.Owner, policy *Policy, members []Member, minM
 	}
 	group := owner.Object(kubernetesPodGroupAPI, "PodGroup", owner.Name, handoff.JobLabels(owner.Name),
 		"spec", ynode.Map("schedulingPolicy", ynode.Map("gang", ynode.Map("minCount", minMember))))
-	return []*yaml.RNode{group}, warnings, nil
+	return []*yaml.RNode{group}, warnings
 }
