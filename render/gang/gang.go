@@ -86,6 +86,9 @@ var policyPath = field.NewPath("spec", "runPolicy", "schedulingPolicy")
 // group's size, queue, priority and resources.
 func Render(g Gang, opts options.Gang) ([]*yaml.RNode, []result.Warning, field.ErrorList) {
 	owner, policy, members := g.Owner, g.Policy, g.Members
+	if errs := checkTopology(members); len(errs) > 0 {
+		return nil, nil, errs
+	}
 	if opts.Scheduler == options.NoGang {
 		if policy != nil {
 			return nil, []result.Warning{{Field: policyPath, Message: fmt.Sprintf(

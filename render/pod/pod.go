@@ -90,6 +90,24 @@ func (t *Template) addMetadata(name string, values map[string]string, override b
 	}
 }
 
+// Annotations are the pod's annotations, as the template sets them.
+func (t *Template) Annotations() map[string]string {
+	out := map[string]string{}
+	annotations := ynode.Get(ynode.Get(t.node, "metadata"), "annotations")
+	if annotations == nil || annotations.Kind != yaml.MappingNode {
+		return out
+	}
+	for i := 0; i+1 < len(annotations.Content); i += 2 {
+		out[annotations.Content[i].Value] = annotations.Content[i+1].Value
+	}
+	return out
+}
+
+// AnnotationPath locates one of the pod's annotations in the job spec.
+func (t *Template) AnnotationPath(key string) *field.Path {
+	return t.path.Child("metadata", "annotations").Key(key)
+}
+
 // Set sets a field of the pod spec and returns the value it replaced, if any.
 func (t *Template) Set(name string, value *yaml.Node) (replaced *yaml.Node) {
 	replaced = ynode.Get(t.spec(), name)

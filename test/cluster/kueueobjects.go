@@ -20,7 +20,16 @@ var (
 	kueueWorkloads      = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "workloads"}
 	kueueClusterQueues  = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "clusterqueues"}
 	kueueResourceFlavor = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "resourceflavors"}
+	kueueTopologies     = schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: "topologies"}
 )
+
+// Flavor is what a ClusterQueue's one ResourceFlavor asks of nodes: their
+// labels, and the levels of a Topology, from the widest domain to the
+// node, for Kueue's topology-aware scheduling; none, any node.
+type Flavor struct {
+	NodeLabels     map[string]string
+	TopologyLevels []string
+}
 
 // Workload is what a test reads of a Kueue Workload.
 type Workload struct {
@@ -31,6 +40,9 @@ type Workload struct {
 	Admitted, Finished bool
 	// Message is its QuotaReserved condition's: why it waits, if it does.
 	Message string
+	// RequiredTopologies are its PodSets' required topology levels, by
+	// PodSet, "" for one that requires none.
+	RequiredTopologies []string
 }
 
 // Workloads are the Kueue Workloads of a namespace, by name.
@@ -51,6 +63,8 @@ func (c *Cluster) Workloads(ctx context.Context, ns string) ([]Workload, error) 
 			s, _ := s.(map[string]any)
 			n, _ := s["count"].(int64)
 			wl.Pods += n
+			required, _, _ := unstructured.NestedString(s, "topologyRequest", "required")
+			wl.RequiredTopologies = append(wl.RequiredTopologies, required)
 		}
 		conditions, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
 		for _, cond := range conditions {
@@ -77,9 +91,10 @@ func (c *Cluster) Workloads(ctx context.Context, ns string) ([]Workload, error) 
 }
 
 // ClusterQueue makes a ResourceFlavor and a ClusterQueue of that name for
-// every namespace, whose quota in that flavor is the given resources,
-// and returns what removes both.
-func (c *Cluster) ClusterQueue(ctx context.Context, name string, quota corev1.ResourceList) (remove func(), err error) {
+// every namespace, whose quota in that flavor is the given resources (and
+// a Topology of that name, if the flavor has levels), and returns what
+// removes them.
+func (c *Cluster) ClusterQueue(ctx context.Context, name string, quota corev1.ResourceList, flavor Flavor) (remove func(), err error) {
 	dyn, err := dynamic.NewForConfig(c.Config)
 	if err != nil {
 		return nil, err
@@ -90,12 +105,33 @@ func (c *Cluster) ClusterQueue(ctx context.Context, name string, quota corev1.Re
 		covered = append(covered, string(r))
 		resources = append(resources, map[string]any{"name": string(r), "nominalQuota": q.String()})
 	}
-	objects := []struct {
+	type object struct {
 		gvr schema.GroupVersionResource
 		obj map[string]any
-	}{
-		{kueueResourceFlavor, map[string]any{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": map[string]any{"name": name}}},
-		{kueueClusterQueues, map[string]any{
+	}
+	var objects []object
+	flavorSpec := map[string]any{}
+	if len(flavor.NodeLabels) > 0 {
+		labels := map[string]any{}
+		for k, v := range flavor.NodeLabels {
+			labels[k] = v
+		}
+		flavorSpec["nodeLabels"] = labels
+	}
+	if len(flavor.TopologyLevels) > 0 {
+		var levels []any
+		for _, l := range flavor.TopologyLevels {
+			levels = append(levels, map[string]any{"nodeLabel": l})
+		}
+		objects = append(objects, object{kueueTopologies, map[string]any{
+			"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Topology", "metadata": map[string]any{"name": name},
+			"spec": map[string]any{"levels": levels},
+		}})
+		flavorSpec["topologyName"] = name
+	}
+	objects = append(objects,
+		object{kueueResourceFlavor, map[string]any{"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor", "metadata": map[string]any{"name": name}, "spec": flavorSpec}},
+		object{kueueClusterQueues, map[string]any{
 			"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue", "metadata": map[string]any{"name": name},
 			"spec": map[string]any{
 				"namespaceSelector": map[string]any{},
@@ -104,8 +140,7 @@ func (c *Cluster) ClusterQueue(ctx context.Context, name string, quota corev1.Re
 					"flavors":          []any{map[string]any{"name": name, "resources": resources}},
 				}},
 			},
-		}},
-	}
+		}})
 	var made []schema.GroupVersionResource
 	remove = func() {
 		for _, gvr := range slices.Backward(made) {

@@ -197,6 +197,14 @@ func TestKueueHoldsAJobWholeBehindAnother(t *testing.T) {
 	require.NoError(t, err, "%s", describe(ns))
 }
 
+// writeInput writes a manifest to a file of the test's own.
+func writeInput(t *testing.T, manifest string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "job.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(manifest), 0o644))
+	return path
+}
+
 // render runs trainfn render over an input with a function config that
 // queues every job on the LocalQueue "jobs", spec adding to the config.
 func render(t *testing.T, input, spec string) []byte {
@@ -224,7 +232,7 @@ spec:
 // ClusterQueue's name.
 func queue(t *testing.T, ns string, quota corev1.ResourceList) string {
 	t.Helper()
-	remove, err := kube.ClusterQueue(context.Background(), ns, quota)
+	remove, err := kube.ClusterQueue(context.Background(), ns, quota, cluster.Flavor{})
 	require.NoError(t, err)
 	t.Cleanup(remove)
 	apply(t, ns, []byte(cluster.LocalQueue("jobs", ns)))

@@ -119,7 +119,7 @@ type queue struct {
 func kueueQueue(t *testing.T, quota corev1.ResourceList) queue {
 	t.Helper()
 	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
-	remove, err := kube.ClusterQueue(context.Background(), name, quota)
+	remove, err := kube.ClusterQueue(context.Background(), name, quota, cluster.Flavor{})
 	require.NoError(t, err)
 	t.Cleanup(remove)
 	return queue{
