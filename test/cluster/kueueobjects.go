@@ -90,6 +90,15 @@ func (c *Cluster) Workloads(ctx context.Context, ns string) ([]Workload, error) 
 	return out, nil
 }
 
+// DeleteWorkload deletes a Workload, as kubectl delete workload does.
+func (c *Cluster) DeleteWorkload(ctx context.Context, ns, name string) error {
+	dyn, err := dynamic.NewForConfig(c.Config)
+	if err != nil {
+		return err
+	}
+	return dyn.Resource(kueueWorkloads).Namespace(ns).Delete(ctx, name, metav1.DeleteOptions{})
+}
+
 // ClusterQueue makes a ResourceFlavor and a ClusterQueue of that name for
 // every namespace, whose quota in that flavor is the given resources (and
 // a Topology of that name, if the flavor has levels), and returns what
