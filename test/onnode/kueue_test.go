@@ -21,33 +21,68 @@ import (
 	"github.com/trainfn/trainfn/test/node"
 )
 
-// TestKueueAdmitsOneMPIJobAtATime submits two MPIJobs together behind a
-// ClusterQueue with room for exactly one: Kueue must admit each as one
-// Workload, launcher included, so the second waits whole, no pod of it
-// placed and no launcher failing, until the first has ended and released
-// its quota; then it runs to its end too.
-func TestKueueAdmitsOneMPIJobAtATime(t *testing.T) {
-	t.Parallel()
-	// The pi job: a launcher and two workers, each asking for 1Gi and the
-	// CPU the node fits every container to.
-	perJob := corev1.ResourceList{
-		corev1.ResourceCPU:    mustQuantity(t, node.CPU, 3),
-		corev1.ResourceMemory: mustQuantity(t, "1Gi", 3),
+// TestKueueAdmitsOneJobAtATime submits two jobs together behind a
+// ClusterQueue with room for exactly one, two MPIJobs, then two
+// PyTorchJobs: Kueue must admit each as one Workload, launcher or master
+// included, so the second waits whole, no pod of it placed and no
+// launcher or master failing, until the first has ended and released its
+// quota; then it runs to its end too.
+func TestKueueAdmitsOneJobAtATime(t *testing.T) {
+	for _, tt := range []struct {
+		kind, manifest, name string
+		// ends is the suffix of the Job whose end is the job's: the
+		// launcher's or the master's.
+		ends string
+		// quota is room for one job of three pods.
+		quota func(t *testing.T) corev1.ResourceList
+		// check judges what a job's pods printed.
+		check func(t *testing.T, s *submission, job string)
+	}{
+		{kind: "MPIJob", manifest: "../../examples/jobs/pi.yaml", name: "pi", ends: "-launcher", quota: func(t *testing.T) corev1.ResourceList {
+			// pi's pods each ask for 1Gi, and for the CPU the node fits
+			// every container to.
+			return corev1.ResourceList{corev1.ResourceCPU: mustQuantity(t, node.CPU, 3), corev1.ResourceMemory: mustQuantity(t, "1Gi", 3)}
+		}, check: func(t *testing.T, s *submission, job string) {
+			assert.Regexp(t, piLine, s.logs("batch.kubernetes.io/job-name="+job+"-launcher", ""), "%s's launcher printed no pi", job)
+		}},
+		{kind: "PyTorchJob", manifest: "testdata/torch-static.yaml", name: "torch-static", ends: "-master", quota: func(t *testing.T) corev1.ResourceList {
+			// The pods ask for no resources: Kueue counts them.
+			return corev1.ResourceList{corev1.ResourcePods: resource.MustParse("3")}
+		}, check: func(t *testing.T, s *submission, job string) {
+			checkAllReduce(t, s.logs("training.kubeflow.org/job-name="+job, ""), 3, 3)
+		}},
+	} {
+		t.Run(tt.kind, func(t *testing.T) {
+			t.Parallel()
+			queue := kueueQueue(t, tt.quota(t))
+			jobs := []string{tt.name + "-first", tt.name + "-second"}
+			manifests := []string{queue.localQueue, queue.config}
+			for _, job := range jobs {
+				manifests = append(manifests, renamed(t, tt.manifest, tt.name, job))
+			}
+			s := submit(t, manifests, nil)
+			oneAtATime(t, s, jobs, tt.ends)
+			for _, job := range jobs {
+				s.succeed(job+tt.ends, time.Second)
+				tt.check(t, s, job)
+			}
+			quotaReleased(t, s, queue, len(jobs), 3)
+		})
 	}
-	queue := kueueQueue(t, perJob)
-	jobs := []string{"pi-first", "pi-second"}
-	manifests := []string{queue.localQueue, queue.config}
-	for _, job := range jobs {
-		manifests = append(manifests, renamed(t, "../../examples/jobs/pi.yaml", "pi", job))
-	}
-	s := submit(t, manifests, nil)
+}
 
+// oneAtATime watches jobs that share room for one until each has ended:
+// never more Workloads than jobs, no pod of a job placed while another,
+// placed first, has not ended, and no attempt of the Job named by ends
+// failing.
+func oneAtATime(t *testing.T, s *submission, jobs []string, ends string) {
+	t.Helper()
 	ctx := context.Background()
 	var first string           // the job admitted first
-	ended := map[string]bool{} // jobs whose launcher has ended
+	ended := map[string]bool{} // jobs that have ended
 	deadline := time.Now().Add(2 * jobTimeout)
 	for len(ended) < len(jobs) {
-		require.True(t, time.Now().Before(deadline), "the jobs did not both end within %s; ended: %v", 2*jobTimeout, ended)
+		require.True(t, time.Now().Before(deadline), "the jobs did not all end within %s; ended: %v", 2*jobTimeout, ended)
 		wls, err := kube.Workloads(ctx, s.ns)
 		require.NoError(t, err)
 		require.LessOrEqual(t, len(wls), len(jobs), "more Workloads than jobs: %v", wls)
@@ -60,10 +95,10 @@ func TestKueueAdmitsOneMPIJobAtATime(t *testing.T) {
 			}
 		}
 		for _, job := range jobs {
-			launcher, err := kube.Client.BatchV1().Jobs(s.ns).Get(ctx, job+"-launcher", metav1.GetOptions{})
+			end, err := kube.Client.BatchV1().Jobs(s.ns).Get(ctx, job+ends, metav1.GetOptions{})
 			require.NoError(t, err)
-			require.Zero(t, launcher.Status.Failed, "%s's launcher failed while it queued or ran:\n%s", job, s.describe())
-			if finished(launcher) {
+			require.Zero(t, end.Status.Failed, "%s failed while it queued or ran:\n%s", end.Name, s.describe())
+			if finished(end) {
 				ended[job] = true
 			}
 			if first == "" && placed[job] > 0 {
@@ -77,19 +112,18 @@ func TestKueueAdmitsOneMPIJobAtATime(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	for _, job := range jobs {
-		s.succeed(job+"-launcher", time.Second)
-		out := s.logs("batch.kubernetes.io/job-name="+job+"-launcher", "")
-		assert.Regexp(t, piLine, out, "%s's launcher printed no pi", job)
-	}
+}
 
-	// One Workload per job, every pod of the job in it; each finishes, and
-	// the quota is free again.
+// quotaReleased requires one Workload per job, each of every pod of its
+// job, and that each finishes and frees the ClusterQueue's quota.
+func quotaReleased(t *testing.T, s *submission, queue queue, jobs int, pods int64) {
+	t.Helper()
+	ctx := context.Background()
 	wls, err := kube.Workloads(ctx, s.ns)
 	require.NoError(t, err)
-	require.Len(t, wls, len(jobs), "one Workload per job: %v", wls)
+	require.Len(t, wls, jobs, "one Workload per job: %v", wls)
 	for _, wl := range wls {
-		assert.Equal(t, int64(3), wl.Pods, "Workload %s does not hold the launcher and both workers", wl.Name)
+		assert.Equal(t, pods, wl.Pods, "Workload %s does not hold every pod of its job", wl.Name)
 	}
 	require.NoError(t, kube.Wait(ctx, "the Workloads to finish and the quota to be released", time.Minute, func(ctx context.Context) error {
 		wls, err := kube.Workloads(ctx, s.ns)
