@@ -45,7 +45,7 @@ func TestKueueAdmitsOneJobAtATime(t *testing.T) {
 		}, check: func(t *testing.T, s *submission, job string) {
 			assert.Regexp(t, piLine, s.logs("batch.kubernetes.io/job-name="+job+"-launcher", ""), "%s's launcher printed no pi", job)
 		}},
-		{kind: "PyTorchJob", manifest: "testdata/torch-static.yaml", name: "torch-static", ends: "-master", quota: func(t *testing.T) corev1.ResourceList {
+		{kind: "PyTorchJob", manifest: "testdata/torch-static.yaml", name: "torch-static", ends: "-master", quota: func(*testing.T) corev1.ResourceList {
 			// The pods ask for no resources: Kueue counts them.
 			return corev1.ResourceList{corev1.ResourcePods: resource.MustParse("3")}
 		}, check: func(t *testing.T, s *submission, job string) {
