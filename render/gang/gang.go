@@ -151,9 +151,9 @@ func Render(g Gang, opts options.Gang) ([]*yaml.RNode, []result.Warning, field.E
 		if opts.SchedulerName != "" {
 			warnings = setScheduler(members, opts.SchedulerName, "")
 		}
-		var gangWarnings []result.Warning
-		objects, gangWarnings = kubernetesGang(owner, policy, members, minMember)
-		warnings = append(warnings, gangWarnings...)
+		var ignored []result.Warning
+		objects, ignored = kubernetesGang(owner, policy, members, minMember)
+		warnings = append(warnings, ignored...)
 	case options.Kueue:
 		if queue == "" {
 			return nil, nil, field.ErrorList{field.Required(policyPath.Child("queue"),
@@ -162,17 +162,15 @@ func Render(g Gang, opts options.Gang) ([]*yaml.RNode, []result.Warning, field.E
 		if opts.SchedulerName != "" {
 			warnings = setScheduler(members, opts.SchedulerName, "")
 		}
-		var errs field.ErrorList
-		var kueueWarnings []result.Warning
 		if why := workloadByWorkload(members); why != "" {
-			kueueWarnings, errs = queueWorkloads(members, queue, why)
+			split, errs := queueWorkloads(members, queue, why)
+			if len(errs) > 0 {
+				return nil, nil, errs
+			}
+			warnings = append(warnings, split...)
 		} else {
 			kueuePodGroup(owner.Name, members, queue, total)
 		}
-		if len(errs) > 0 {
-			return nil, nil, errs
-		}
-		warnings = append(warnings, kueueWarnings...)
 		if policy.PriorityClass != "" {
 			for _, m := range members {
 				m.Template.SetDefault("priorityClassName", ynode.String(policy.PriorityClass))

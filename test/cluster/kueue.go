@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,7 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
 )
 
 // KueueModule is the Kueue release the suites run: the one hack/tools/kueue
@@ -99,8 +100,13 @@ func (c *Cluster) StartKueue(ctx context.Context) error {
 	if err = c.installKueueWebhooks(ctx, module, url, pki.caCert); err != nil {
 		return err
 	}
+	cfg, err := kueueConfig(module, webhookPort, healthPort, visibilityPort, certDir)
+	if err != nil {
+		return err
+	}
+	// JSON is YAML: Kueue reads it as its configuration file.
 	config := filepath.Join(dir, "config.yaml")
-	if err = os.WriteFile(config, []byte(kueueConfig(webhookPort, healthPort, visibilityPort, certDir)), 0o600); err != nil {
+	if err = os.WriteFile(config, cfg, 0o600); err != nil {
 		return err
 	}
 	if err = c.Run("kueue", bin, "--config", config, "--kubeconfig", c.Kubeconfig); err != nil {
@@ -175,116 +181,83 @@ func (c *Cluster) installKueueCRDs(ctx context.Context, module, url string, ca [
 }
 
 // installKueueWebhooks creates Kueue's admission webhook configurations
-// from its module, named, and limited to namespaces, as its release
-// manifests are, each webhook called at url.
+// from its module, named as its release manifests name them, each webhook
+// called at url; those of the jobs' kinds, not of Kueue's own, are limited
+// to the namespaces Kueue manages, as the release's kustomization limits
+// them.
 func (c *Cluster) installKueueWebhooks(ctx context.Context, module, url string, ca []byte) error {
 	objs, err := ReadObjects(filepath.Join(module, "config", "components", "webhook", "manifests.yaml"))
 	if err != nil {
 		return err
 	}
-	// Kueue leaves its own namespace and kube-system alone.
-	notSystem := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
-		Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-system", KueueNamespace},
+	dyn, err := dynamic.NewForConfig(c.Config)
+	if err != nil {
+		return err
+	}
+	notSystem := map[string]any{"matchExpressions": []any{map[string]any{
+		"key": corev1.LabelMetadataName, "operator": "NotIn", "values": []any{"kube-system", KueueNamespace},
 	}}}
-	clientConfig := func(cc *admissionv1.WebhookClientConfig) {
-		path := "/"
-		if cc.Service != nil && cc.Service.Path != nil {
-			path = *cc.Service.Path
-		}
-		u := url + path
-		*cc = admissionv1.WebhookClientConfig{URL: &u, CABundle: ca}
-	}
-	// The webhooks of Kueue's own kinds are called for every namespace.
-	ownKind := func(name string) bool {
-		for _, kind := range []string{"clusterqueue", "cohort", "localqueue", "resourceflavor", "workload", "admissioncheck", "topology", "multikueue", "provisioningrequestconfig", "workloadpriorityclass"} {
-			if strings.HasPrefix(name, "m"+kind+".") || strings.HasPrefix(name, "v"+kind+".") {
-				return true
-			}
-		}
-		return false
-	}
 	for _, obj := range objs {
-		switch obj.GetKind() {
-		case "MutatingWebhookConfiguration":
-			var cfg admissionv1.MutatingWebhookConfiguration
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &cfg); err != nil {
-				return err
+		webhooks, _, err := unstructured.NestedSlice(obj.Object, "webhooks")
+		if err != nil {
+			return err
+		}
+		for i, w := range webhooks {
+			w := w.(map[string]any)
+			path, _, _ := unstructured.NestedString(w, "clientConfig", "service", "path")
+			w["clientConfig"] = map[string]any{"url": url + path, "caBundle": base64.StdEncoding.EncodeToString(ca)}
+			if !ofKueuesKinds(w) {
+				w["namespaceSelector"] = notSystem
 			}
-			cfg.Name = kueueWebhookPrefix + cfg.Name
-			for i := range cfg.Webhooks {
-				clientConfig(&cfg.Webhooks[i].ClientConfig)
-				if !ownKind(cfg.Webhooks[i].Name) {
-					cfg.Webhooks[i].NamespaceSelector = notSystem
-				}
-			}
-			if _, err := c.Client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, &cfg, metav1.CreateOptions{}); err != nil {
-				return err
-			}
-		case "ValidatingWebhookConfiguration":
-			var cfg admissionv1.ValidatingWebhookConfiguration
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &cfg); err != nil {
-				return err
-			}
-			cfg.Name = kueueWebhookPrefix + cfg.Name
-			for i := range cfg.Webhooks {
-				clientConfig(&cfg.Webhooks[i].ClientConfig)
-				if !ownKind(cfg.Webhooks[i].Name) {
-					cfg.Webhooks[i].NamespaceSelector = notSystem
-				}
-			}
-			if _, err := c.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, &cfg, metav1.CreateOptions{}); err != nil {
-				return err
-			}
-		default:
-			return errors.New("Kueue's webhook manifests hold a " + obj.GetKind())
+			webhooks[i] = w
+		}
+		if err := unstructured.SetNestedSlice(obj.Object, webhooks, "webhooks"); err != nil {
+			return err
+		}
+		obj.SetName(kueueWebhookPrefix + obj.GetName())
+		resource := admissionv1.SchemeGroupVersion.WithResource(strings.ToLower(obj.GetKind()) + "s")
+		if _, err := dyn.Resource(resource).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating %s %s: %w", obj.GetKind(), obj.GetName(), err)
 		}
 	}
 	return nil
 }
 
+// ofKueuesKinds tells a webhook of Kueue's own kinds (ClusterQueues,
+// Workloads...), which is called in every namespace.
+func ofKueuesKinds(webhook map[string]any) bool {
+	rules, _, _ := unstructured.NestedSlice(webhook, "rules")
+	for _, r := range rules {
+		groups, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "apiGroups")
+		if !slices.Equal(groups, []string{"kueue.x-k8s.io"}) {
+			return false
+		}
+	}
+	return len(rules) > 0
+}
+
 // kueueConfig is Kueue's configuration: the one its release ships
 // (config/components/manager/controller_manager_config.yaml), its
-// integrations and client rates as they are there, with the addresses and
-// certificates of a process beside the control plane, and no leader
-// election, for one replica. Feature gates are left at the release's
-// defaults.
-func kueueConfig(webhookPort, healthPort, visibilityPort, certDir string) string {
-	return fmt.Sprintf(`apiVersion: config.kueue.x-k8s.io/v1beta2
-kind: Configuration
-namespace: %s
-health:
-  healthProbeBindAddress: 127.0.0.1:%s
-metrics:
-  bindAddress: "0"
-webhook:
-  host: 127.0.0.1
-  port: %s
-  certDir: %q
-visibilityServer:
-  bindAddress: 127.0.0.1
-  bindPort: %s
-internalCertManagement:
-  enable: true
-  webhookServiceName: %s
-  webhookSecretName: %s
-leaderElection:
-  leaderElect: false
-clientConnection:
-  qps: 300
-  burst: 500
-integrations:
-  frameworks:
-  - batch/job
-  - kubeflow.org/mpijob
-  - ray.io/rayjob
-  - ray.io/raycluster
-  - ray.io/rayservice
-  - jobset.x-k8s.io/jobset
-  - workload.codeflare.dev/appwrapper
-  - trainer.kubeflow.org/trainjob
-  - pod
-  - deployment
-  - statefulset
-  - leaderworkerset.x-k8s.io/leaderworkerset
-`, KueueNamespace, healthPort, webhookPort, certDir, visibilityPort, kueueWebhookService, kueueWebhookSecret)
+// integrations, concurrency and client rates as they are there, with the
+// addresses and certificates of a process beside the control plane, and
+// no leader election, for one replica. Feature gates are left at the
+// release's defaults.
+func kueueConfig(module, webhookPort, healthPort, visibilityPort, certDir string) ([]byte, error) {
+	objs, err := ReadObjects(filepath.Join(module, "config", "components", "manager", "controller_manager_config.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	if len(objs) != 1 || objs[0].GetKind() != "Configuration" {
+		return nil, fmt.Errorf("%s ships no one Configuration", KueueModule)
+	}
+	port := func(p string) any { n, _ := strconv.Atoi(p); return n }
+	cfg := objs[0].Object
+	cfg["namespace"] = KueueNamespace
+	cfg["health"] = map[string]any{"healthProbeBindAddress": "127.0.0.1:" + healthPort}
+	cfg["metrics"] = map[string]any{"bindAddress": "0"}
+	cfg["webhook"] = map[string]any{"host": "127.0.0.1", "port": port(webhookPort), "certDir": certDir}
+	cfg["visibilityServer"] = map[string]any{"bindAddress": "127.0.0.1", "bindPort": port(visibilityPort)}
+	cfg["internalCertManagement"] = map[string]any{"enable": true, "webhookServiceName": kueueWebhookService, "webhookSecretName": kueueWebhookSecret}
+	cfg["leaderElection"] = map[string]any{"leaderElect": false}
+	return json.Marshal(cfg)
 }

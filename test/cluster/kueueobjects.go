@@ -194,3 +194,18 @@ spec:
   clusterQueue: %s
 `, name, clusterQueue)
 }
+
+// KueueFunctionConfig is trainfn's function config that queues every job
+// on a LocalQueue, with more of its spec, if any, indented under spec:
+// YAML, to render with a job.
+func KueueFunctionConfig(localQueue, more string) string {
+	return fmt.Sprintf(`apiVersion: fn.trainfn.dev/v1alpha1
+kind: TrainFn
+metadata:
+  name: trainfn
+spec:
+  gangScheduling:
+    scheduler: Kueue
+    queue: %s
+%s`, localQueue, more)
+}

@@ -54,7 +54,7 @@ func TestKueueAdmitsEachJobAsOneWorkload(t *testing.T) {
 		{name: "mpijob-v1", input: "mpijob/testdata/v1/training-operator-mpi-tensorflow-mnist"},
 		{name: "mpijob-v2beta1", input: "mpijob/testdata/v2beta1/mpi-operator-pi"},
 		{name: "mpijob-v2beta1-intel", input: "mpijob/testdata/v2beta1/mpi-operator-pi-intel"},
-		{name: "mpijob-kubectl-exec", input: "mpijob/testdata/v2beta1/mpijob-kubectl-exec", config: "mpi:\n    launchMode: KubectlExec\n"},
+		{name: "mpijob-kubectl-exec", input: "mpijob/testdata/v2beta1/mpijob-kubectl-exec", config: "  mpi:\n    launchMode: KubectlExec\n"},
 		{name: "mpijob-rsh", input: "mpijob/testdata/v2beta1/mpijob-rsh"},
 		{name: "mpijob-launcher-only", input: "mpijob/testdata/v2beta1/launcher-only"},
 		{name: "mpijob-launcher-as-worker", input: "mpijob/testdata/v2beta1/run-launcher-as-worker"},
@@ -210,15 +210,7 @@ func writeInput(t *testing.T, manifest string) string {
 func render(t *testing.T, input, spec string) []byte {
 	t.Helper()
 	config := filepath.Join(t.TempDir(), "trainfn.yaml")
-	require.NoError(t, os.WriteFile(config, []byte(`apiVersion: fn.trainfn.dev/v1alpha1
-kind: TrainFn
-metadata:
-  name: trainfn
-spec:
-  gangScheduling:
-    scheduler: Kueue
-    queue: jobs
-  `+spec), 0o644))
+	require.NoError(t, os.WriteFile(config, []byte(cluster.KueueFunctionConfig("jobs", spec)), 0o644))
 	var stderr bytes.Buffer
 	cmd := exec.Command(trainfn, "render", input, config)
 	cmd.Stderr = &stderr

@@ -159,15 +159,7 @@ func kueueQueue(t *testing.T, quota corev1.ResourceList) queue {
 	return queue{
 		clusterQueue: name,
 		localQueue:   writeFile(t, "localqueue.yaml", cluster.LocalQueue("jobs", name)),
-		config: writeFile(t, "trainfn.yaml", `apiVersion: fn.trainfn.dev/v1alpha1
-kind: TrainFn
-metadata:
-  name: trainfn
-spec:
-  gangScheduling:
-    scheduler: Kueue
-    queue: jobs
-`),
+		config:       writeFile(t, "trainfn.yaml", cluster.KueueFunctionConfig("jobs", "")),
 	}
 }
 
