@@ -46,16 +46,82 @@ func isWorkers(obj client.Object) bool {
 	return handoff.IsDIJob(obj.GetLabels()) || obj.GetLabels()[handoff.JobRoleLabel] == handoff.RoleWorker
 }
 
-// elastic is the job's worker StatefulSet when its count is a run-time fact.
-func (j *job) elastic() *appsv1.StatefulSet {
+// elasticWorkers are a job's workers whose count is a run-time fact: a
+// StatefulSet, or, under a gang scheduler that resizes only Jobs (Kueue),
+// an Indexed Job, resized through its completions and parallelism
+// together. Exactly one of set and job is set.
+type elasticWorkers struct {
+	set *appsv1.StatefulSet
+	job *batchv1.Job
+}
+
+// elastic is the job's elastic workers, if it has any.
+func (j *job) elastic() *elasticWorkers {
 	for i := range j.statefulSets {
-		s := &j.statefulSets[i]
-		if _, ok := s.Annotations[handoff.ElasticWorkers]; ok && s.Labels[handoff.JobRoleLabel] == handoff.RoleWorker {
-			return s
+		if s := &j.statefulSets[i]; isElasticWorkers(s) {
+			return &elasticWorkers{set: s}
+		}
+	}
+	for i := range j.jobs {
+		if w := &j.jobs[i]; isElasticWorkers(w) {
+			return &elasticWorkers{job: w}
 		}
 	}
 	return nil
 }
+
+func isElasticWorkers(obj client.Object) bool {
+	_, ok := obj.GetAnnotations()[handoff.ElasticWorkers]
+	return ok && obj.GetLabels()[handoff.JobRoleLabel] == handoff.RoleWorker
+}
+
+// object is the workload itself.
+func (e *elasticWorkers) object() client.Object {
+	if e.set != nil {
+		return e.set
+	}
+	return e.job
+}
+
+// replicas is how many workers the workload asks for now: a Job's
+// parallelism, bounded by its completions.
+func (e *elasticWorkers) replicas() int32 {
+	if e.set != nil {
+		return phase.Replicas(e.set)
+	}
+	n := int32(1) // the API's default parallelism
+	if p := e.job.Spec.Parallelism; p != nil {
+		n = *p
+	}
+	if c := e.job.Spec.Completions; c != nil {
+		n = min(n, *c)
+	}
+	return n
+}
+
+// resize is the spec of a merge patch that asks for n workers. An Indexed
+// Job is resized only with its completions equal to its parallelism.
+func (e *elasticWorkers) resize(n int32) map[string]any {
+	if e.set != nil {
+		return map[string]any{"replicas": n}
+	}
+	return map[string]any{"parallelism": n, "completions": n}
+}
+
+// started tells whether the workload has had its first count: a Job is
+// rendered with it; a StatefulSet, rendered without, so that re-applying
+// it never resets a count scaled since, gets it from the reconciler.
+func (e *elasticWorkers) started() bool {
+	if e.set == nil {
+		return true
+	}
+	_, ok := e.set.Annotations[handoff.ScaledFrom]
+	return ok
+}
+
+// preemptible tells whether the workers are a preemptible DIJob's, which
+// the allocator places.
+func (e *elasticWorkers) preemptible() bool { return e.set != nil && isPreemptible(e.set) }
 
 func (j *job) podsOf(role string) []corev1.Pod {
 	var out []corev1.Pod
@@ -166,15 +232,16 @@ func (j *job) diOutcome() phase.Phase {
 	return ""
 }
 
-// bounds reads an elastic StatefulSet's bounds and first count.
-func bounds(s *appsv1.StatefulSet) (handoff.Bounds, int32, error) {
-	b, err := handoff.ParseBounds(s.Annotations[handoff.ElasticWorkers])
+// bounds reads elastic workers' bounds and first count.
+func bounds(obj client.Object) (handoff.Bounds, int32, error) {
+	a := obj.GetAnnotations()
+	b, err := handoff.ParseBounds(a[handoff.ElasticWorkers])
 	if err != nil {
 		return b, 0, fmt.Errorf("annotation %s: %w", handoff.ElasticWorkers, err)
 	}
-	first, err := strconv.ParseInt(s.Annotations[handoff.Workers], 10, 32)
+	first, err := strconv.ParseInt(a[handoff.Workers], 10, 32)
 	if err != nil || first < int64(b.Min) || first > int64(b.Max) {
-		return b, 0, fmt.Errorf("annotation %s: %q is not a count within %s", handoff.Workers, s.Annotations[handoff.Workers], b)
+		return b, 0, fmt.Errorf("annotation %s: %q is not a count within %s", handoff.Workers, a[handoff.Workers], b)
 	}
 	return b, int32(first), nil
 }

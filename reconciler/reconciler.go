@@ -89,11 +89,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 			again = wait
 		}
 	}
-	if s := j.elastic(); s != nil && !ended {
-		errs = append(errs, r.scale(ctx, s))
-		errs = append(errs, r.discover(ctx, j, s))
-		if isPreemptible(s) {
-			errs = append(errs, r.liftGates(ctx, j, s))
+	if e := j.elastic(); e != nil && !ended {
+		errs = append(errs, r.scale(ctx, e))
+		errs = append(errs, r.discover(ctx, j, e))
+		if e.preemptible() {
+			errs = append(errs, r.liftGates(ctx, j, e.set))
 		}
 	}
 	errs = append(errs, r.recordPhase(ctx, j))
@@ -164,20 +164,21 @@ func (r *Reconciler) renew(ctx context.Context, j *job) error {
 }
 
 // scale sets an elastic StatefulSet's first replicas, once, and keeps later
-// counts within the job's bounds. Scaling down is the StatefulSet
-// controller's: it removes the highest indexes first, never one below the
-// new count.
-func (r *Reconciler) scale(ctx context.Context, s *appsv1.StatefulSet) error {
-	b, first, err := bounds(s)
+// counts of elastic workers within the job's bounds. Scaling down is the
+// StatefulSet's or Job controller's: it removes the highest indexes first,
+// never one below the new count.
+func (r *Reconciler) scale(ctx context.Context, e *elasticWorkers) error {
+	w := e.object()
+	b, first, err := bounds(w)
 	if err != nil {
-		r.Recorder.Eventf(s, nil, corev1.EventTypeWarning, "InvalidAnnotation", "Scale", "%v", err)
+		r.Recorder.Eventf(w, nil, corev1.EventTypeWarning, "InvalidAnnotation", "Scale", "%v", err)
 		return nil
 	}
 	var want int32
 	var why string
-	current := phase.Replicas(s)
-	switch _, started := s.Annotations[handoff.ScaledFrom]; {
-	case !started:
+	current := e.replicas()
+	switch {
+	case !e.started():
 		want, why = first, "Started"
 	case current < b.Min:
 		want, why = b.Min, "BelowMinimum"
@@ -186,13 +187,14 @@ func (r *Reconciler) scale(ctx context.Context, s *appsv1.StatefulSet) error {
 	default:
 		return nil
 	}
-	patch := map[string]any{"spec": map[string]any{"replicas": want}}
+	patch := map[string]any{"spec": e.resize(want)}
 	if why == "Started" {
+		s := e.set
 		annotations := map[string]string{handoff.ScaledFrom: fmt.Sprint(want)}
 		if digest := s.Spec.Template.Labels[handoff.DigestLabel]; digest != "" {
 			annotations[handoff.Revision] = digest
 		}
-		if r.Allocation != nil && isPreemptible(s) {
+		if r.Allocation != nil && e.preemptible() {
 			placed := r.Allocation.Place(ctx, s, indexesBelow(want))
 			if len(placed) == int(want) {
 				list := make([]string, want)
@@ -204,12 +206,12 @@ func (r *Reconciler) scale(ctx context.Context, s *appsv1.StatefulSet) error {
 		}
 		patch["metadata"] = map[string]any{"annotations": annotations}
 	}
-	if err := r.mergePatch(ctx, s, patch); err != nil {
+	if err := r.mergePatch(ctx, w, patch); err != nil {
 		return err
 	}
 	r.Metrics.Scales.WithLabelValues(why).Inc()
-	r.Recorder.Eventf(s, nil, corev1.EventTypeNormal, "Scaled", "Scale", "%s: %d workers, within %s", why, want, b)
-	log.FromContext(ctx).Info("scaled workers", "statefulSet", s.Name, "reason", why, "from", current, "to", want)
+	r.Recorder.Eventf(w, nil, corev1.EventTypeNormal, "Scaled", "Scale", "%s: %d workers, within %s", why, want, b)
+	log.FromContext(ctx).Info("scaled workers", "workers", w.GetName(), "kind", kindOf(w), "reason", why, "from", current, "to", want)
 	return nil
 }
 
@@ -224,7 +226,8 @@ func indexesBelow(n int32) []int {
 // discover writes the job's discovery script when the workers that can take
 // work changed, then nudges the launcher's pod so the kubelet refreshes its
 // copy at once.
-func (r *Reconciler) discover(ctx context.Context, j *job, s *appsv1.StatefulSet) error {
+func (r *Reconciler) discover(ctx context.Context, j *job, e *elasticWorkers) error {
+	s := e.object()
 	perWorker, asked, err := slots(s, handoff.SlotsPerWorker)
 	if !asked || j.config == nil {
 		// Not an MPIJob (PyTorch needs no discovery), or its ConfigMap is
@@ -240,10 +243,10 @@ func (r *Reconciler) discover(ctx context.Context, j *job, s *appsv1.StatefulSet
 	}
 	launcher := j.launcher()
 	hosts := discovery.Hosts(discovery.Job{
-		Workers: j.podsOf(handoff.RoleWorker), Replicas: phase.Replicas(s), SlotsPerWorker: perWorker,
+		Workers: j.podsOf(handoff.RoleWorker), Replicas: e.replicas(), SlotsPerWorker: perWorker,
 		Launcher: launcher, LauncherWorks: launcherWorks, LauncherSlots: launcherSlots,
 	})
-	script := discovery.Script(hosts, handoff.DiscoverFormat(s.Annotations[handoff.DiscoverFormatAnnotation]))
+	script := discovery.Script(hosts, handoff.DiscoverFormat(s.GetAnnotations()[handoff.DiscoverFormatAnnotation]))
 	if current, ok := j.config.Data[handoff.DiscoverHostsKey]; !ok || current != script {
 		patch := map[string]any{"data": map[string]string{handoff.DiscoverHostsKey: script}}
 		if err := r.mergePatch(ctx, j.config, patch); err != nil {
@@ -317,6 +320,16 @@ func (r *Reconciler) cleanUp(ctx context.Context, j *job, workers client.Object)
 			}
 			return true, 0, nil
 		}
+		if queuedByKueue(w) {
+			// Kueue resumes an admitted Job that is suspended and not
+			// finished, so suspending it would start its workers again
+			// and again: it ends by its successPolicy, which the workers
+			// meet when the job ends.
+			if w.Annotations[handoff.Ended] == "" {
+				return true, 0, r.mergePatch(ctx, w, map[string]any{"metadata": mark})
+			}
+			return true, 0, nil
+		}
 		if left := selfEndGrace - j.endedFor(endsName, r.Now()); stopsItself(w) && left > 0 {
 			// The launcher tells the workers the job ended, and their Job
 			// ends at its first success and stops the rest: nothing to
@@ -341,6 +354,14 @@ func (r *Reconciler) cleanUp(ctx context.Context, j *job, workers client.Object)
 	}
 	return true, 0, nil
 }
+
+// kueueQueueLabel queues a Job for Kueue, which then manages it whole.
+const kueueQueueLabel = "kueue.x-k8s.io/queue-name"
+
+// queuedByKueue tells whether Kueue manages a Job: its elastic workers'
+// under Kueue. A job of a fixed size is queued as a pod group instead,
+// whose Jobs Kueue leaves alone.
+func queuedByKueue(w *batchv1.Job) bool { return w.Labels[kueueQueueLabel] != "" }
 
 // stopsItself tells whether a workers' Job stops when its launcher tells
 // it the job ended: an MPIJob's, which the render gives a successPolicy

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/trainfn/trainfn/render/handoff"
@@ -19,10 +21,11 @@ import (
 
 // Job is what discovery needs to know of a job.
 type Job struct {
-	// Workers are the pods of the workers' StatefulSet, in any order.
+	// Workers are the pods of the workers' StatefulSet or Indexed Job, in
+	// any order.
 	Workers []corev1.Pod
-	// Replicas is the StatefulSet's desired count: a worker at or above it
-	// is being scaled away and gets no more work.
+	// Replicas is the workers' desired count: a worker at or above it is
+	// being scaled away and gets no more work.
 	Replicas int32
 	// SlotsPerWorker is each worker's line's slots.
 	SlotsPerWorker int32
@@ -113,10 +116,14 @@ func HostName(p *corev1.Pod) string {
 	return host
 }
 
-// Index is a StatefulSet pod's ordinal: the label the StatefulSet
-// controller sets, else the suffix of the pod's name.
+// Index is a worker pod's index: an Indexed Job pod's completion index, or
+// a StatefulSet pod's ordinal, the label the StatefulSet controller sets,
+// else the suffix of the pod's name.
 func Index(p *corev1.Pod) (int, bool) {
-	s, ok := p.Labels["apps.kubernetes.io/pod-index"]
+	s, ok := p.Labels[batchv1.JobCompletionIndexAnnotation]
+	if !ok {
+		s, ok = p.Labels[appsv1.PodIndexLabel]
+	}
 	if !ok {
 		i := strings.LastIndexByte(p.Name, '-')
 		if i < 0 {

@@ -109,6 +109,22 @@ func TestIndexPrefersTheStatefulSetLabel(t *testing.T) {
 	require.Equal(t, 3, i)
 }
 
+// An Indexed Job names its pods <job>-<index>-<random> and gives them the
+// hostname <job>-<index>: the label is the only index to go by.
+func TestHostsOfAnIndexedJobGoByCompletionIndex(t *testing.T) {
+	jobPod := func(index string) *podBuilder {
+		b := worker(index + "-x7k2q").hostname("job-worker-" + index)
+		b.p.Labels = map[string]string{"batch.kubernetes.io/job-completion-index": index}
+		return b
+	}
+	hosts := Hosts(Job{Workers: pods(jobPod("2"), jobPod("0"), jobPod("1")), Replicas: 2, SlotsPerWorker: 1})
+	var names []string
+	for _, h := range hosts {
+		names = append(names, h.Name)
+	}
+	require.Equal(t, []string{"job-worker-0.job", "job-worker-1.job"}, names, "index order, and worker 2 is being scaled away")
+}
+
 func TestListedReadsWhatScriptWrites(t *testing.T) {
 	hosts := Hosts(Job{Workers: pods(worker("0"), worker("1"), worker("2").notReady()), Replicas: 3, SlotsPerWorker: 2})
 	for _, format := range []handoff.DiscoverFormat{handoff.HostSlots, handoff.HostOnly} {

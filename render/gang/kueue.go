@@ -1,23 +1,31 @@
 package gang
 
 import (
+	"fmt"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render/result"
+	"github.com/trainfn/trainfn/render/workload"
 	"github.com/trainfn/trainfn/render/ynode"
 )
 
 // What Kueue reads on a job or a pod (Kueue's "Run Plain Pods" and
 // "MultiKueue" tasks).
 const (
-	kueueQueueLabel          = "kueue.x-k8s.io/queue-name"
-	kueuePodGroupLabel       = "kueue.x-k8s.io/pod-group-name"
+	kueueQueueLabel = "kueue.x-k8s.io/queue-name"
+	// KueuePodGroupLabel names a pod's Kueue pod group, and so the group's
+	// Workload; gitops.Stamp makes it the job's revision's.
+	KueuePodGroupLabel       = "kueue.x-k8s.io/pod-group-name"
 	kueuePodGroupTotalCount  = "kueue.x-k8s.io/pod-group-total-count"
 	kueueRetriableInGroup    = "kueue.x-k8s.io/retriable-in-group"
 	multiKueueControllerName = "kueue.x-k8s.io/multikueue"
+	// kueueElasticJob has Kueue resize a Job's Workload when the Job's
+	// parallelism changes, through workload slices: a scale-up waits, its
+	// new pods gated, until a slice of the new size is admitted.
+	kueueElasticJob = "kueue.x-k8s.io/elastic-job"
 )
 
 // kueuePodGroup makes every pod of the job one Kueue pod group: one Workload,
@@ -34,7 +42,7 @@ const (
 // would be held for good.
 func kueuePodGroup(name string, members []Member, queue string, total int32) {
 	for _, m := range members {
-		m.Template.AddLabels(map[string]string{kueueQueueLabel: queue, kueuePodGroupLabel: name}, true)
+		m.Template.AddLabels(map[string]string{kueueQueueLabel: queue, KueuePodGroupLabel: name}, true)
 		m.Template.AddAnnotations(map[string]string{
 			kueuePodGroupTotalCount: strconv.Itoa(int(total)),
 			kueueRetriableInGroup:   "false",
@@ -49,7 +57,7 @@ func kueuePodGroup(name string, members []Member, queue string, total int32) {
 func workloadByWorkload(members []Member) string {
 	for _, m := range members {
 		if m.Resized {
-			return "its worker count changes at run time, and a pod group, which would make it one, has a fixed size"
+			return "its worker count changes at run time, which Kueue follows Job by Job, and a pod group, which would make it one, has a fixed size"
 		}
 		if n, err := m.Workload.Pipe(yaml.Lookup("spec", "managedBy")); err == nil && n != nil && yaml.GetValue(n) == multiKueueControllerName {
 			return "MultiKueue dispatches its Jobs to a worker cluster one by one"
@@ -60,17 +68,30 @@ func workloadByWorkload(members []Member) string {
 
 // queueWorkloads labels each workload with the queue, so Kueue admits
 // each one as a Workload of its own, and says why: the job is then not
-// one gang under Kueue.
+// one gang under Kueue. A resized Job is an elastic Job to Kueue, whose
+// Workload follows its size; Kueue refuses to resize a StatefulSet other
+// than to or from zero, which the render says.
 func queueWorkloads(members []Member, queue, why string) ([]result.Warning, field.ErrorList) {
+	var warnings []result.Warning
 	for _, m := range members {
 		if err := m.Workload.PipeE(yaml.LookupCreate(yaml.MappingNode, "metadata", "labels"),
 			ynode.SetString(kueueQueueLabel, queue)); err != nil {
 			return nil, field.ErrorList{field.InternalError(policyPath, err)}
 		}
+		if !m.Resized {
+			continue
+		}
+		switch m.Workload.GetKind() {
+		case "Job":
+			workload.Annotate(m.Workload, map[string]string{kueueElasticJob: "true"})
+		case "StatefulSet":
+			warnings = append(warnings, result.Warning{Field: policyPath.Child("queue"), Message: fmt.Sprintf(
+				"Kueue refuses to resize the StatefulSet %s other than to or from zero: its worker count stays as it starts", m.Workload.GetName())})
+		}
 	}
 	if len(members) < 2 {
-		return nil, nil
+		return warnings, nil
 	}
-	return []result.Warning{{Field: policyPath.Child("queue"),
-		Message: "Kueue admits this job as one Workload per Job or StatefulSet, not as one gang: " + why}}, nil
+	return append([]result.Warning{{Field: policyPath.Child("queue"),
+		Message: "Kueue admits this job as one Workload per Job or StatefulSet, not as one gang: " + why}}, warnings...), nil
 }

@@ -57,3 +57,24 @@ func TestKueueAdmitsAResizedJobWorkloadByWorkload(t *testing.T) {
 		})
 	}
 }
+
+func TestKueueResizesAResizedJobThroughWorkloadSlices(t *testing.T) {
+	members := launcherAndWorkers(t)
+	members[1].Resized = true
+	_, warnings, errs := Render(Gang{Owner: workload.Owner{Name: "pi"}, Members: members}, options.Gang{Scheduler: options.Kueue, Queue: "team"})
+	require.Empty(t, errs)
+	require.Len(t, warnings, 1)
+	assert.Equal(t, "true", members[1].Workload.GetAnnotations()["kueue.x-k8s.io/elastic-job"], "Kueue follows the Job's size only when told it is elastic")
+	assert.Empty(t, members[0].Workload.GetAnnotations()["kueue.x-k8s.io/elastic-job"], "the launcher's size never changes")
+}
+
+func TestKueueSaysItKeepsAResizedStatefulSetAsItStarts(t *testing.T) {
+	members := launcherAndWorkers(t)
+	members[1].Resized = true
+	members[1].Workload.SetKind("StatefulSet")
+	_, warnings, errs := Render(Gang{Owner: workload.Owner{Name: "pi"}, Members: members}, options.Gang{Scheduler: options.Kueue, Queue: "team"})
+	require.Empty(t, errs)
+	require.Len(t, warnings, 2)
+	assert.Contains(t, warnings[1].Message, "Kueue refuses to resize the StatefulSet w other than to or from zero")
+	assert.Empty(t, members[1].Workload.GetAnnotations()["kueue.x-k8s.io/elastic-job"], "Kueue reads the annotation on Jobs alone")
+}

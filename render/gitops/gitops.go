@@ -28,8 +28,10 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/trainfn/trainfn/render/gang"
 	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/ynode"
 )
@@ -82,15 +84,43 @@ func stamp(obj *yaml.RNode, digest string) error {
 		if err := obj.PipeE(templateLabels, label); err != nil {
 			return err
 		}
+		if err := revisePodGroup(obj, digest); err != nil {
+			return err
+		}
 		return askToRecreate(obj)
 	case "apps/v1 StatefulSet":
-		return obj.PipeE(templateLabels, label)
+		if err := obj.PipeE(templateLabels, label); err != nil {
+			return err
+		}
+		return revisePodGroup(obj, digest)
 	case "v1 Service":
 		if spec := obj.Field("spec"); spec != nil && spec.Value.Field("selector") != nil {
 			return obj.PipeE(selector, label)
 		}
 	}
 	return nil
+}
+
+// revisePodGroup names the Kueue pod group of a workload's pods, if they
+// are in one, after the job's revision: <group>-<digest>. Kueue keeps a
+// finished group's Workload, which bears the group's name, and holds new
+// pods of that group gated for good; the Jobs of a job changed in Git are
+// made again, and their pods must form a group of a new name.
+func revisePodGroup(obj *yaml.RNode, digest string) error {
+	n, err := obj.Pipe(yaml.Lookup("spec", "template", "metadata", "labels", gang.KueuePodGroupLabel))
+	if err != nil || n == nil {
+		return err
+	}
+	return obj.PipeE(templateLabels, ynode.SetString(gang.KueuePodGroupLabel, revisionName(yaml.GetValue(n), digest)))
+}
+
+// revisionName is name-digest, the name shortened so that the whole fits
+// in a label value.
+func revisionName(name, digest string) string {
+	if keep := validation.LabelValueMaxLength - len(digest) - 1; len(name) > keep {
+		name = name[:keep]
+	}
+	return name + "-" + digest
 }
 
 // Digest is a short SHA-256 of objects' content, in their order: rendering

@@ -174,3 +174,21 @@ func TestDigestIgnoresHelmsFileAnnotation(t *testing.T) {
 	assert.Equal(t, plain, withFile, "Helm 3 and Helm 4 render the same digest")
 	assert.Equal(t, "trainfn-job/templates/job.yaml", filed[1].GetAnnotations()["postrenderer.helm.sh/postrender-filename"], "the annotation itself stays for Helm")
 }
+
+func TestStampNamesTheKueuePodGroupAfterTheRevision(t *testing.T) {
+	grouped := strings.Replace(statefulSet, "        app: pi\n", "        app: pi\n        kueue.x-k8s.io/pod-group-name: pi\n", 1)
+	objs := parse(t, job, grouped)
+	require.NoError(t, gitops.Stamp(objs))
+	digest := value(t, objs[1], "spec", "template", "metadata", "labels", handoff.DigestLabel)
+	assert.Equal(t, "pi-"+digest, value(t, objs[1], "spec", "template", "metadata", "labels", "kueue.x-k8s.io/pod-group-name"),
+		"Kueue keeps a finished group's Workload by the group's name: a new revision must be a new group")
+	assert.Empty(t, value(t, objs[0], "spec", "template", "metadata", "labels", "kueue.x-k8s.io/pod-group-name"), "pods in no group are left out of one")
+}
+
+func TestStampKeepsARevisionsGroupNameALabelValue(t *testing.T) {
+	long := strings.Repeat("a", 63)
+	objs := parse(t, strings.Replace(statefulSet, "        app: pi\n", "        app: pi\n        kueue.x-k8s.io/pod-group-name: "+long+"\n", 1))
+	require.NoError(t, gitops.Stamp(objs))
+	digest := value(t, objs[0], "spec", "template", "metadata", "labels", handoff.DigestLabel)
+	assert.Equal(t, long[:63-17]+"-"+digest, value(t, objs[0], "spec", "template", "metadata", "labels", "kueue.x-k8s.io/pod-group-name"))
+}

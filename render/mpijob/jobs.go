@@ -188,7 +188,10 @@ func setWaitEnv(c *pod.Container, reach sshReach) {
 // fails, once the failed pod is gone, so that two pods never share a
 // hostname. A pod stopped by a disruption is made again without counting
 // against the backoffLimit; one deleted counts. Workers that stop by
-// themselves end the Job at the first that succeeds.
+// themselves end the Job at the first that succeeds. An elastic job's
+// workers are such a Job under Kueue, started at the job's first count,
+// which is then resized through completions and parallelism together (an
+// elastic Indexed Job), the highest indexes leaving first.
 func workerJob(job *Job) (*yaml.RNode, *pod.Template, []result.Warning, *field.Error) {
 	t, warnings, err := workerTemplate(job, "Never", "Indexed Job")
 	if p := job.Worker.RestartPolicy; p != "" && p != "Never" {
@@ -248,7 +251,7 @@ func workerTemplate(job *Job, restartPolicy, workload string) (*pod.Template, []
 			return t, warnings, err
 		}
 		files = append(files, configItem(mpi.WorkKey, 0o555))
-	} else if job.elastic() == nil {
+	} else if !job.workersInStatefulSet() {
 		warnings = append(warnings, result.Warning{Field: main.Path().Child("command"),
 			Message: "the workers' container has no command, only its image's entrypoint, which trainfn cannot run its steps around: " +
 				"a deleted worker whose process exits 0 is not made again, and the workers do not stop by themselves when the job ends; name the command to have both"})

@@ -19,9 +19,10 @@ const runVolume = "trainfn-run"
 // ends: a static job's Indexed Job of workers whose command trainfn runs,
 // told by a launcher whose command it runs too, under a cleanPodPolicy
 // that stops them. An elastic job's StatefulSet restarts whatever exits;
-// its reconciler stops it.
+// its reconciler stops it. An elastic job's Indexed Job (under Kueue) is
+// told, as a static job's is.
 func (j *Job) workersEnd() bool {
-	if j.Worker == nil || j.elastic() != nil || !j.workersWrapped() || !hasCommand(j.main(pod.NewTemplate(j.Launcher.Template, j.Launcher.Path))) {
+	if j.Worker == nil || j.workersInStatefulSet() || !j.workersWrapped() || !hasCommand(j.main(pod.NewTemplate(j.Launcher.Template, j.Launcher.Path))) {
 		return false
 	}
 	return j.RunPolicy.CleanPodPolicy == "Running" || j.RunPolicy.CleanPodPolicy == "All"
@@ -32,7 +33,7 @@ func (j *Job) workersEnd() bool {
 // runs the launch mode's server.
 func (j *Job) workersWrapped() bool {
 	main := j.main(pod.NewTemplate(j.Worker.Template, j.Worker.Path))
-	return j.elastic() == nil && (hasCommand(main) || main.Get("command") == nil && main.Get("args") == nil)
+	return !j.workersInStatefulSet() && (hasCommand(main) || main.Get("command") == nil && main.Get("args") == nil)
 }
 
 // hasCommand tells whether a container names its command: only then can

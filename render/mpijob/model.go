@@ -106,6 +106,13 @@ func (j *Job) elastic() *handoff.Bounds {
 	return j.Options.ElasticWorkers
 }
 
+// workersInStatefulSet tells whether the workers run as a StatefulSet:
+// an elastic job's do, which people, scripts and autoscalers scale, unless
+// the gang scheduler resizes only Jobs.
+func (j *Job) workersInStatefulSet() bool {
+	return j.elastic() != nil && !j.Options.Gang.ResizesJobs()
+}
+
 // workers is the number of worker pods.
 func (j *Job) workers() int {
 	if j.Worker == nil {

@@ -49,7 +49,7 @@ func modeOf(m options.LaunchMode) mode {
 			launch: func(mpi.Implementation) string { return mpi.LaunchOverKubectlExec },
 			files: func(job *Job) map[string]string {
 				indexed := handoff.WorkersName(job.Name)
-				if job.elastic() != nil {
+				if job.workersInStatefulSet() {
 					indexed = "" // a StatefulSet, which names its pods as their hosts
 				}
 				return map[string]string{mpi.KubexecKey: mpi.Kubexec(workerContainer(job), indexed)}

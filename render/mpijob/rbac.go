@@ -24,8 +24,7 @@ const maxRoleNameBytes = 256 << 10
 // RoleBinding's own, so the objects stay portable across namespaces.
 //
 // An elastic job's Role names every worker it may scale to: its
-// StatefulSet names pods as their hosts. A static job's workers are an
-// Indexed Job, whose pods' names the Job controller makes up, so that a
+// StatefulSet names pods as their hosts. Other workers are an Indexed Job, whose pods' names the Job controller makes up, so that a
 // lost worker is made again and the workers stop when the job ends: its
 // Role cannot name them, and lets the launcher find (list) and exec into
 // the namespace's pods.
@@ -33,7 +32,7 @@ func launcherRBAC(job *Job) ([]*yaml.RNode, *field.Error) {
 	name := handoff.LauncherName(job.Name)
 	own := handoff.RoleLabels(job.Name, handoff.RoleLauncher)
 	e := job.elastic()
-	if e == nil {
+	if !job.workersInStatefulSet() {
 		return launcherAccess(job, name, own,
 			ynode.Map("apiGroups", []string{""}, "resources", []string{"pods"}, "verbs", []string{"get", "list"}),
 			ynode.Map("apiGroups", []string{""}, "resources", []string{"pods/exec"}, "verbs", []string{"create", "get"})), nil

@@ -138,7 +138,7 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 		var workers *yaml.RNode
 		var wt *pod.Template
 		var err *field.Error
-		if j.elastic() != nil {
+		if j.workersInStatefulSet() {
 			workers, wt, warnings, err = workerStatefulSet(j)
 		} else {
 			workers, wt, warnings, err = workerJob(j)

@@ -106,6 +106,12 @@ type Gang struct {
 	KubernetesVersion string `json:"kubernetesVersion"`
 }
 
+// ResizesJobs tells whether workers whose count changes at run time must
+// run as an Indexed Job rather than a StatefulSet: Kueue refuses to resize
+// a StatefulSet other than to or from zero, and resizes a batch/v1 Job
+// through workload slices (its ElasticJobsViaWorkloadSlices feature).
+func (g Gang) ResizesJobs() bool { return g.Scheduler == Kueue }
+
 // DI are the choices for DIJobs.
 type DI struct {
 	// ServerURL is where the workers reach the DI server: DI_SERVER_URL.

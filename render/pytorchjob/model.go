@@ -39,8 +39,11 @@ type Job struct {
 	SchedulingPolicy *gang.Policy
 
 	// Scaling is nil unless the worker count changes at run time, within
-	// these bounds; the workers then run as a StatefulSet.
+	// these bounds; the workers then run as a StatefulSet, or as an
+	// Indexed Job when ResizesJobs.
 	Scaling *handoff.Bounds
+	// ResizesJobs: the gang scheduler resizes only Jobs (Kueue).
+	ResizesJobs bool
 
 	// ReplicaServices gives every worker a Service of its name.
 	ReplicaServices bool
@@ -76,6 +79,14 @@ type RDZVConf struct {
 // needs and an Indexed Job cannot express.
 func (j *Job) ranksPerWorker() bool { return j.Master != nil && j.Elastic == nil }
 
-// scaledAtRunTime tells whether the workers run as a StatefulSet whose
-// replicas are left to run time.
+// scaledAtRunTime tells whether the workers' count is left to run time.
 func (j *Job) scaledAtRunTime() bool { return j.Scaling != nil }
+
+// workersInStatefulSet tells whether the workers run as a StatefulSet,
+// which names its pods as their hosts and which people and autoscalers
+// scale: those scaled at run time do, unless the gang scheduler resizes
+// only Jobs, and they are then an Indexed Job resized through its
+// completions and parallelism.
+func (j *Job) workersInStatefulSet() bool {
+	return j.scaledAtRunTime() && !j.ResizesJobs
+}

@@ -60,7 +60,7 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 	switch {
 	case j.ranksPerWorker():
 		out.Warnings = append(out.Warnings, podNameWarnings(worker, handoff.WorkersName(j.Name)+"-$((RANK - 1))")...)
-	case !j.scaledAtRunTime():
+	case !j.workersInStatefulSet():
 		// A StatefulSet's pod is named as its host.
 		out.Warnings = append(out.Warnings, podNameWarnings(worker, handoff.WorkersName(j.Name)+"-$JOB_COMPLETION_INDEX")...)
 	}
@@ -85,7 +85,7 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 			out.Objects = append(out.Objects, workers)
 			g.Members = append(g.Members, gang.Member{Workload: workers, Template: t, Pods: 1})
 		}
-	} else if j.scaledAtRunTime() {
+	} else if j.workersInStatefulSet() {
 		setEnv(worker, j.env(p, noRank))
 		workers := j.StatefulSet(handoff.WorkersName(j.Name), handoff.RoleWorker, nil, worker)
 		j.handOff(workers)
@@ -108,7 +108,7 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 			"spec", jobSpec(j, j.Worker, append(fields, "template", worker.Node())...))
 		j.handOff(workers)
 		out.Objects = append(out.Objects, workers)
-		g.Members = append(g.Members, gang.Member{Workload: workers, Template: worker, Pods: n})
+		g.Members = append(g.Members, gang.Member{Workload: workers, Template: worker, Pods: n, Resized: j.scaledAtRunTime()})
 	}
 	return out, g, nil
 }
@@ -220,7 +220,7 @@ func (j *Job) services() []*yaml.RNode {
 func (j *Job) workerService(i int) *yaml.RNode {
 	selector := handoff.RoleLabels(j.Name, handoff.RoleWorker)
 	switch {
-	case j.scaledAtRunTime():
+	case j.workersInStatefulSet():
 		selector[appsv1.StatefulSetPodNameLabel] = handoff.WorkerHostname(j.Name, i)
 	case j.ranksPerWorker():
 		selector[handoff.ReplicaIndexLabel] = strconv.Itoa(i)
@@ -246,7 +246,7 @@ func indexed(n int32) []any {
 // and the pytorch container's port.
 func template(job *Job, r *workload.Replica, role string) (*pod.Template, []result.Warning) {
 	restart := r.RestartPolicy
-	if role == handoff.RoleWorker && job.scaledAtRunTime() {
+	if role == handoff.RoleWorker && job.workersInStatefulSet() {
 		// A StatefulSet restarts its pods, whatever the replica says.
 		restart = "Always"
 	} else if restart == "ExitCode" {
@@ -352,11 +352,18 @@ func dropHostname(t *pod.Template, why string) []result.Warning {
 func jobWarnings(job *Job) []result.Warning {
 	var warnings []result.Warning
 	if e := job.Elastic; e != nil {
-		if e.Metrics != nil && job.Scaling == nil {
+		switch {
+		case e.Metrics != nil && job.Scaling == nil:
 			warnings = append(warnings, result.Warning{
 				Field: field.NewPath("spec", "elasticPolicy", "metrics"),
 				Message: "no autoscaler is rendered: the worker count is fixed unless the job sets the annotation " +
 					options.ElasticWorkersAnnotation + " (MIN:MAX), which runs the workers as a StatefulSet an autoscaler can scale",
+			})
+		case e.Metrics != nil && !job.workersInStatefulSet():
+			warnings = append(warnings, result.Warning{
+				Field: field.NewPath("spec", "elasticPolicy", "metrics"),
+				Message: "no autoscaler is rendered: under Kueue the workers are an Indexed Job, " +
+					"which has no scale subresource for an autoscaler; resize it by setting its completions and parallelism together",
 			})
 		}
 		if n := job.Worker.Replicas; n < e.MinReplicas || n > e.MaxReplicas {

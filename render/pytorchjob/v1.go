@@ -37,6 +37,7 @@ func DecodeV1(v *schemas.Validated, opts options.Options) (*Job, []result.Warnin
 		return nil, nil, err
 	}
 	job.Scaling = opts.ElasticWorkers
+	job.ResizesJobs = opts.Gang.ResizesJobs()
 	job.ReplicaServices = opts.PyTorch.EveryReplicaServed()
 	return job, nil, nil
 }

@@ -43,6 +43,9 @@ type Workload struct {
 	// RequiredTopologies are its PodSets' required topology levels, by
 	// PodSet, "" for one that requires none.
 	RequiredTopologies []string
+	// Owner is the kind and name of the object it admits (Job/pi-worker);
+	// "" for a pod group's, which many pods own.
+	Owner string
 }
 
 // Workloads are the Kueue Workloads of a namespace, by name.
@@ -58,6 +61,9 @@ func (c *Cluster) Workloads(ctx context.Context, ns string) ([]Workload, error) 
 	var out []Workload
 	for _, obj := range list.Items {
 		wl := Workload{Name: obj.GetName()}
+		if owners := obj.GetOwnerReferences(); len(owners) == 1 {
+			wl.Owner = owners[0].Kind + "/" + owners[0].Name
+		}
 		sets, _, _ := unstructured.NestedSlice(obj.Object, "spec", "podSets")
 		for _, s := range sets {
 			s, _ := s.(map[string]any)

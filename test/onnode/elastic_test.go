@@ -15,6 +15,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/trainfn/trainfn/reconciler/discovery"
 )
 
 // TestElasticDiscoveryFollowsScaling scales an elastic MPIJob's workers
@@ -128,10 +130,11 @@ func TestElasticPyTorchJobReformsItsWorld(t *testing.T) {
 
 var worldLine = regexp.MustCompile(`(?m)^host=(\S+) rank=(\d+) world=(\d+) restart=\d+$`)
 
-// formsWorld waits until the first n pods of the StatefulSet each last
-// reported a world of n, with n distinct ranks, and pod 0 has reported
-// worlds times: the agents formed a new world.
-func (s *submission) formsWorld(set string, n, worlds int, within time.Duration) {
+// formsWorld waits until the workers of index 0 to n-1 each last
+// reported a world of n, with n distinct ranks, and worker 0 has reported
+// worlds times: the agents formed a new world. The workers are a
+// StatefulSet's or an Indexed Job's pods.
+func (s *submission) formsWorld(workers string, n, worlds int, within time.Duration) {
 	s.t.Helper()
 	var last string
 	ctx, cancel := context.WithTimeout(context.Background(), within)
@@ -139,8 +142,15 @@ func (s *submission) formsWorld(set string, n, worlds int, within time.Duration)
 	err := wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		ranks := map[string]bool{}
 		var b strings.Builder
+		byIndex, err := s.workerPods(ctx, workers)
+		if err != nil {
+			return false, nil
+		}
 		for i := range n {
-			pod := fmt.Sprintf("%s-%d", set, i)
+			pod, ok := byIndex[i]
+			if !ok {
+				return false, nil
+			}
 			out, err := kube.Client.CoreV1().Pods(s.ns).GetLogs(pod, &corev1.PodLogOptions{Container: "pytorch"}).DoRaw(ctx)
 			if err != nil {
 				return false, nil
@@ -161,4 +171,24 @@ func (s *submission) formsWorld(set string, n, worlds int, within time.Duration)
 		return len(ranks) == n, nil
 	})
 	require.NoError(s.t, err, "no world of %d formed within %s; the pods last said: %s", n, within, last)
+}
+
+// workerPods are the names of the workers' pods not being deleted, by
+// index: the pods of a StatefulSet, or of an Indexed Job, named workers.
+func (s *submission) workerPods(ctx context.Context, workers string) (map[int]string, error) {
+	pods, err := kube.Client.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	byIndex := map[int]string{}
+	for _, p := range pods.Items {
+		owner := metav1.GetControllerOf(&p)
+		if owner == nil || owner.Name != workers || p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		if i, ok := discovery.Index(&p); ok {
+			byIndex[i] = p.Name
+		}
+	}
+	return byIndex, nil
 }

@@ -125,7 +125,14 @@ func quotaReleased(t *testing.T, s *submission, queue queue, jobs int, pods int6
 	for _, wl := range wls {
 		assert.Equal(t, pods, wl.Pods, "Workload %s does not hold every pod of its job", wl.Name)
 	}
-	require.NoError(t, kube.Wait(ctx, "the Workloads to finish and the quota to be released", time.Minute, func(ctx context.Context) error {
+	quotaFreed(t, s, queue)
+}
+
+// quotaFreed requires that every Workload of the namespace finishes and
+// that the ClusterQueue then reserves nothing.
+func quotaFreed(t *testing.T, s *submission, queue queue) {
+	t.Helper()
+	require.NoError(t, kube.Wait(context.Background(), "the Workloads to finish and the quota to be released", time.Minute, func(ctx context.Context) error {
 		wls, err := kube.Workloads(ctx, s.ns)
 		if err != nil {
 			return err
@@ -222,4 +229,89 @@ func TestKueueReleasesTheQuotaOfAFailedJob(t *testing.T) {
 	}), s.describe())
 	time.Sleep(5 * time.Second)
 	assert.Zero(t, s.runningWorkers("pi"), "a worker came back after the job failed")
+}
+
+// TestKueueResizesAnElasticJob runs an elastic MPIJob and an elastic
+// PyTorchJob under Kueue and resizes their workers 2 → 3 → 2 through the
+// workers' Job's completions and parallelism: Kueue admits a Workload of
+// each size before the new workers start, and the job sees each count, the
+// MPIJob's launcher through the discovery script Horovod reads, the
+// PyTorchJob's agents by forming a world of that many. When the job ends,
+// its Workloads finish and its quota is released.
+func TestKueueResizesAnElasticJob(t *testing.T) {
+	for _, tt := range []struct {
+		kind, manifest, workers string
+		// sees waits until the job sees n workers, the count's step-th.
+		sees func(s *submission, n, step int)
+		// end ends the job as its program would, and waits for it.
+		end func(s *submission)
+	}{
+		{kind: "MPIJob", manifest: "testdata/elastic-discovery.yaml", workers: "elastic-worker", sees: func(s *submission, n, _ int) {
+			var want []string
+			for i := range n {
+				want = append(want, fmt.Sprintf("elastic-worker-%d.elastic", i))
+			}
+			s.seesHosts(s.runningPod("batch.kubernetes.io/job-name=elastic-launcher", jobTimeout), strings.Join(want, " "), 3*time.Minute)
+		}, end: func(s *submission) {
+			s.kubectl(nil, "exec", "job/elastic-launcher", "--", "touch", "/tmp/done")
+			s.succeed("elastic-launcher", time.Minute)
+		}},
+		{kind: "PyTorchJob", manifest: "testdata/torch-elastic-membership.yaml", workers: "torch-elastic-worker", sees: func(s *submission, n, step int) {
+			s.formsWorld("torch-elastic-worker", n, step+1, 3*time.Minute)
+		}, end: func(s *submission) {
+			pods, err := s.workerPods(context.Background(), "torch-elastic-worker")
+			require.NoError(s.t, err)
+			s.kubectl(nil, "exec", pods[0], "--container", "pytorch", "--", "touch", "/tmp/done")
+			s.succeed("torch-elastic-worker", 2*time.Minute)
+		}},
+	} {
+		t.Run(tt.kind, func(t *testing.T) {
+			t.Parallel()
+			// Room for the launcher and 3 workers.
+			queue := kueueQueue(t, corev1.ResourceList{
+				corev1.ResourceCPU:    resource.MustParse("100"),
+				corev1.ResourceMemory: resource.MustParse("1Ti"),
+				corev1.ResourcePods:   resource.MustParse("4"),
+			})
+			// The workers stop when the job ends, so that their Workload
+			// finishes.
+			data, err := os.ReadFile(tt.manifest)
+			require.NoError(t, err)
+			manifest := strings.Replace(string(data), "\nspec:\n", "\nspec:\n  runPolicy:\n    cleanPodPolicy: Running\n", 1)
+			s := submit(t, []string{queue.localQueue, queue.config, writeFile(t, "job.yaml", manifest)}, nil)
+			for step, n := range []int{2, 3, 2} {
+				began := time.Now()
+				if step > 0 {
+					s.kubectl(nil, "patch", "job/"+tt.workers, "--type=merge", "-p", fmt.Sprintf(`{"spec":{"parallelism":%d,"completions":%d}}`, n, n))
+				}
+				tt.sees(s, n, step)
+				workersAdmitted(t, s, tt.workers, int64(n))
+				t.Logf("%d workers: seen by the job and admitted by Kueue %s after the change", n, time.Since(began).Round(10*time.Millisecond))
+			}
+			tt.end(s)
+			quotaFreed(t, s, queue)
+		})
+	}
+}
+
+// workersAdmitted requires that the one Workload of the workers' Job not
+// finished is admitted with n pods.
+func workersAdmitted(t *testing.T, s *submission, workers string, n int64) {
+	t.Helper()
+	require.NoError(t, kube.Wait(context.Background(), fmt.Sprintf("a Workload of %d workers admitted", n), time.Minute, func(ctx context.Context) error {
+		wls, err := kube.Workloads(ctx, s.ns)
+		if err != nil {
+			return err
+		}
+		var open []cluster.Workload
+		for _, wl := range wls {
+			if wl.Owner == "Job/"+workers && !wl.Finished {
+				open = append(open, wl)
+			}
+		}
+		if len(open) != 1 || !open[0].Admitted || open[0].Pods != n {
+			return fmt.Errorf("the workers' Workloads not finished are %v, not one admitted of %d pods", open, n)
+		}
+		return nil
+	}), s.describe())
 }
