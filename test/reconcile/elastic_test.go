@@ -5,10 +5,12 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/trainfn/trainfn/render/handoff"
 )
@@ -180,3 +182,58 @@ func TestNoSlotsPerWorker(t *testing.T) {
 	j.waitDiscovery(t, launcher, 0, 1)
 	j.checkInvariants(t)
 }
+
+// TestOutOfBoundsUnderKueue keeps an elastic MPIJob rendered for Kueue
+// within its bounds: its workers are then an Indexed Job, resized through
+// completions and parallelism together, which the reconciler brings back
+// within the bounds, and whose workers the discovery script follows. The
+// suite runs no Kueue: the Job's Kueue label and annotation are for Kueue
+// alone, and the reconciler's part is the same with or without it.
+func TestOutOfBoundsUnderKueue(t *testing.T) {
+	t.Parallel()
+	ns := kube.Namespace(t)
+	spec := strings.Replace(elasticMPIJob.String(), "  annotations:\n", "  annotations:\n    trainfn.dev/gang-scheduler: Kueue\n", 1)
+	spec = strings.Replace(spec, "  runPolicy:\n", "  runPolicy:\n    schedulingPolicy:\n      queue: jobs\n", 1)
+	j := deploy(t, ns, stringer(spec))
+	startReconciler(t, ns)
+	workers := kube.Client.BatchV1().Jobs(ns)
+	resize := func(n int) {
+		t.Helper()
+		ctx, cancel := timeout()
+		defer cancel()
+		patch := fmt.Sprintf(`{"spec":{"parallelism":%d,"completions":%d}}`, n, n)
+		if _, err := workers.Patch(ctx, j.name+"-worker", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatalf("resizing the workers to %d: %v", n, err)
+		}
+	}
+	within := func(n int32, hosts int) {
+		t.Helper()
+		eventually(t, fmt.Sprintf("%d workers asked for and %d discovered", n, hosts), func(ctx context.Context) error {
+			w, err := workers.Get(ctx, j.name+"-worker", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if p, c := replicasOf(w.Spec.Parallelism), replicasOf(w.Spec.Completions); p != fmt.Sprint(n) || c != fmt.Sprint(n) {
+				return fmt.Errorf("parallelism %s, completions %s", p, c)
+			}
+			cm, err := kube.Client.CoreV1().ConfigMaps(ns).Get(ctx, j.name+"-config", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if got := strings.Count(cm.Data["discover_hosts.sh"], j.name+"-worker-"); got != hosts {
+				return fmt.Errorf("the discovery script lists %d workers:\n%s", got, cm.Data["discover_hosts.sh"])
+			}
+			return nil
+		})
+	}
+	within(2, 2)
+	resize(9)
+	within(4, 4)
+	// Below the minimum is 0 here, which would complete an Indexed Job at
+	// once: the StatefulSet's test covers it.
+}
+
+// stringer is a spec already written.
+type stringer string
+
+func (s stringer) String() string { return string(s) }
