@@ -9,7 +9,8 @@
 //   - an elastic job's worker replicas: set once to the rendered count, then
 //     kept within the job's bounds, whoever scales them;
 //   - clean-up when a job ends (runPolicy.cleanPodPolicy), by suspending the
-//     workers' Job or scaling their StatefulSet to zero;
+//     workers' Job (not one Kueue manages, which it would resume) or
+//     scaling their StatefulSet to zero;
 //   - the job's SSH Secret, when the user supplied none;
 //   - for DIJobs, the phase (on the first workload), the nodes the
 //     allocator chose for a preemptible job's workers (pinned on each new

@@ -214,15 +214,24 @@ func projectConfigMap(t *testing.T, ns string, pod *corev1.Pod, container *corev
 }
 
 // elastic tells whether the ConfigMap is an elastic job's: its workers'
-// StatefulSet carries the elastic bounds.
+// workload carries the elastic bounds.
 func elastic(t *testing.T, ns string, cm *corev1.ConfigMap) bool {
-	job := cm.Labels[handoff.JobNameLabel]
-	sts, err := kube.Client.AppsV1().StatefulSets(ns).Get(context.Background(), handoff.WorkersName(job), metav1.GetOptions{})
+	ctx := context.Background()
+	name := handoff.WorkersName(cm.Labels[handoff.JobNameLabel])
+	// The workers are a StatefulSet, or, under Kueue, an Indexed Job.
+	var workers metav1.Object
+	sts, err := kube.Client.AppsV1().StatefulSets(ns).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return false
+		job, jobErr := kube.Client.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(jobErr) {
+			return false
+		}
+		workers, err = job, jobErr
+	} else {
+		workers = sts
 	}
 	require.NoError(t, err)
-	_, ok := sts.Annotations[handoff.ElasticWorkers]
+	_, ok := workers.GetAnnotations()[handoff.ElasticWorkers]
 	return ok
 }
 
