@@ -47,9 +47,10 @@ func isWorkers(obj client.Object) bool {
 }
 
 // elasticWorkers are a job's workers whose count is a run-time fact: a
-// StatefulSet, or, under a gang scheduler that resizes only Jobs (Kueue),
-// an Indexed Job, resized through its completions and parallelism
-// together. Exactly one of set and job is set.
+// StatefulSet's replicas, or, under a gang scheduler that resizes only
+// Jobs (Kueue), an Indexed Job's parallelism, its completions the indexes
+// the workers may have. The render leaves the count out of either. Exactly
+// one of set and job is set.
 type elasticWorkers struct {
 	set *appsv1.StatefulSet
 	job *batchv1.Job
@@ -83,39 +84,58 @@ func (e *elasticWorkers) object() client.Object {
 	return e.job
 }
 
-// replicas is how many workers the workload asks for now: a Job's
-// parallelism, bounded by its completions.
+// replicas is how many workers the workload asks for now, with the API's
+// defaults: a Job's parallelism as written, which the bounds apply to even
+// where its completions cap it.
 func (e *elasticWorkers) replicas() int32 {
 	if e.set != nil {
 		return phase.Replicas(e.set)
 	}
-	n := int32(1) // the API's default parallelism
 	if p := e.job.Spec.Parallelism; p != nil {
-		n = *p
+		return *p
 	}
-	if c := e.job.Spec.Completions; c != nil {
-		n = min(n, *c)
-	}
-	return n
+	return 1
 }
 
-// resize is the spec of a merge patch that asks for n workers. An Indexed
-// Job is resized only with its completions equal to its parallelism.
+// resize is the spec of a merge patch that asks for n workers.
 func (e *elasticWorkers) resize(n int32) map[string]any {
 	if e.set != nil {
 		return map[string]any{"replicas": n}
 	}
-	return map[string]any{"parallelism": n, "completions": n}
+	return map[string]any{"parallelism": n}
 }
 
-// started tells whether the workload has had its first count: a Job is
-// rendered with it; a StatefulSet, rendered without, so that re-applying
-// it never resets a count scaled since, gets it from the reconciler.
-func (e *elasticWorkers) started() bool {
-	if e.set == nil {
-		return true
+// indexes bounds the workers' indexes that take work: a StatefulSet's
+// pods at or above its replicas are being scaled away, and keep running
+// until they are; a Job deletes the pods it scales away at once, the
+// newest first, which need not be the highest, so any index it may have
+// counts.
+func (e *elasticWorkers) indexes() int32 {
+	if e.set != nil {
+		return phase.Replicas(e.set)
 	}
-	_, ok := e.set.Annotations[handoff.ScaledFrom]
+	if c := e.job.Spec.Completions; c != nil {
+		return *c
+	}
+	return 1 // the API's default completions
+}
+
+// template is the workers' pod template.
+func (e *elasticWorkers) template() *corev1.PodTemplateSpec {
+	if e.set != nil {
+		return &e.set.Spec.Template
+	}
+	return &e.job.Spec.Template
+}
+
+// queued tells whether the workers are a Job its queue holds suspended.
+func (e *elasticWorkers) queued() bool {
+	return e.job != nil && e.job.Spec.Suspend != nil && *e.job.Spec.Suspend
+}
+
+// started tells whether the reconciler has set the workload's first count.
+func (e *elasticWorkers) started() bool {
+	_, ok := e.object().GetAnnotations()[handoff.ScaledFrom]
 	return ok
 }
 

@@ -164,10 +164,10 @@ func (r *Reconciler) renew(ctx context.Context, j *job) error {
 	return errors.Join(errs...)
 }
 
-// scale sets an elastic StatefulSet's first replicas, once, and keeps later
-// counts of elastic workers within the job's bounds. Scaling down is the
-// StatefulSet's or Job controller's: it removes the highest indexes first,
-// never one below the new count.
+// scale sets elastic workers' first count, once, and keeps later counts
+// within the job's bounds. Scaling down is the StatefulSet's or Job
+// controller's: a StatefulSet removes the highest indexes first, never one
+// below the new count; a Job, the newest pods.
 func (r *Reconciler) scale(ctx context.Context, e *elasticWorkers) error {
 	w := e.object()
 	b, first, err := bounds(w)
@@ -179,6 +179,12 @@ func (r *Reconciler) scale(ctx context.Context, e *elasticWorkers) error {
 	var why string
 	current := e.replicas()
 	switch {
+	case !e.started() && e.queued():
+		// Kueue admits a Job it holds at the count the API server
+		// defaulted; resized before, v0.19 may admit both that count's
+		// Workload and the new count's, and keep the smaller. Once the
+		// Job is admitted, a resize is a workload slice, which it keeps.
+		return nil
 	case !e.started():
 		want, why = first, "Started"
 	case current < b.Min:
@@ -190,13 +196,12 @@ func (r *Reconciler) scale(ctx context.Context, e *elasticWorkers) error {
 	}
 	patch := map[string]any{"spec": e.resize(want)}
 	if why == "Started" {
-		s := e.set
 		annotations := map[string]string{handoff.ScaledFrom: fmt.Sprint(want)}
-		if digest := s.Spec.Template.Labels[handoff.DigestLabel]; digest != "" {
+		if digest := e.template().Labels[handoff.DigestLabel]; digest != "" {
 			annotations[handoff.Revision] = digest
 		}
 		if r.Allocation != nil && e.preemptible() {
-			placed := r.Allocation.Place(ctx, s, indexesBelow(want))
+			placed := r.Allocation.Place(ctx, e.set, indexesBelow(want))
 			if len(placed) == int(want) {
 				list := make([]string, want)
 				for i, node := range placed {
@@ -244,7 +249,7 @@ func (r *Reconciler) discover(ctx context.Context, j *job, e *elasticWorkers) er
 	}
 	launcher := j.launcher()
 	hosts := discovery.Hosts(discovery.Job{
-		Workers: j.podsOf(handoff.RoleWorker), Replicas: e.replicas(), SlotsPerWorker: perWorker,
+		Workers: j.podsOf(handoff.RoleWorker), Replicas: e.indexes(), SlotsPerWorker: perWorker,
 		Launcher: launcher, LauncherWorks: launcherWorks, LauncherSlots: launcherSlots,
 	})
 	script := discovery.Script(hosts, handoff.DiscoverFormat(s.GetAnnotations()[handoff.DiscoverFormatAnnotation]))

@@ -189,9 +189,10 @@ func setWaitEnv(c *pod.Container, reach sshReach) {
 // hostname. A pod stopped by a disruption is made again without counting
 // against the backoffLimit; one deleted counts. Workers that stop by
 // themselves end the Job at the first that succeeds. An elastic job's
-// workers are such a Job under Kueue, started at the job's first count,
-// which is then resized through completions and parallelism together (an
-// elastic Indexed Job), the highest indexes leaving first.
+// workers are such a Job under Kueue: its completions are the job's
+// maximum, the indexes its workers may have, and its parallelism, the
+// count, is left to run time, as a StatefulSet's replicas are, so that
+// re-applying the output never resets a count changed since.
 func workerJob(job *Job) (*yaml.RNode, *pod.Template, []result.Warning, *field.Error) {
 	t, warnings, err := workerTemplate(job, "Never", "Indexed Job")
 	if p := job.Worker.RestartPolicy; p != "" && p != "Never" {
@@ -199,13 +200,13 @@ func workerJob(job *Job) (*yaml.RNode, *pod.Template, []result.Warning, *field.E
 			Message: "replaced by Never: the workers' Job makes a failed worker again as a new pod, which its pod failure policy (a disruption does not count against the backoffLimit) needs"})
 	}
 	n := job.Worker.Replicas
-	spec := []any{
-		"completionMode", "Indexed",
-		"completions", n,
-		"parallelism", n,
-		"podReplacementPolicy", "Failed",
-		"podFailurePolicy", workload.DisruptionIgnored(),
+	counts := []any{"completions", n, "parallelism", n}
+	if e := job.elastic(); e != nil {
+		counts = []any{"completions", e.Max}
 	}
+	spec := append(append([]any{"completionMode", "Indexed"}, counts...),
+		"podReplacementPolicy", "Failed",
+		"podFailurePolicy", workload.DisruptionIgnored())
 	if job.workersEnd() {
 		spec = append(spec, "successPolicy", endsAtFirstSuccess())
 	}

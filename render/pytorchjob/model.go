@@ -86,7 +86,7 @@ func (j *Job) scaledAtRunTime() bool { return j.Scaling != nil }
 // which names its pods as their hosts and which people and autoscalers
 // scale: those scaled at run time do, unless the gang scheduler resizes
 // only Jobs, and they are then an Indexed Job resized through its
-// completions and parallelism.
+// parallelism.
 func (j *Job) workersInStatefulSet() bool {
 	return j.scaledAtRunTime() && !j.ResizesJobs
 }

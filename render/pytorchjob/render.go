@@ -98,6 +98,11 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 		setEnv(worker, j.env(p, noRank))
 		n := j.Worker.Replicas
 		fields := indexed(n)
+		if j.scaledAtRunTime() {
+			// Under Kueue: the count, parallelism, is left to run time,
+			// within the indexes the bounds allow.
+			fields = indexedUpTo(j.Scaling.Max)
+		}
 		if j.Elastic != nil {
 			// Agents leave the rendezvous together (torchrun's exit
 			// barrier), so one that succeeds means training is over; an
@@ -242,6 +247,17 @@ func indexed(n int32) []any {
 	}
 }
 
+// indexedUpTo are the fields of an Indexed Job whose pods may have the
+// indexes below most, and whose count, parallelism, is left to whoever
+// scales it, so that re-applying the output never resets it.
+func indexedUpTo(most int32) []any {
+	return []any{
+		"completionMode", "Indexed",
+		"completions", most,
+		"podReplacementPolicy", "Failed",
+	}
+}
+
 // template prepares a replica's pod template: labels, restart policy, DNS
 // and the pytorch container's port.
 func template(job *Job, r *workload.Replica, role string) (*pod.Template, []result.Warning) {
@@ -363,7 +379,7 @@ func jobWarnings(job *Job) []result.Warning {
 			warnings = append(warnings, result.Warning{
 				Field: field.NewPath("spec", "elasticPolicy", "metrics"),
 				Message: "no autoscaler is rendered: under Kueue the workers are an Indexed Job, " +
-					"which has no scale subresource for an autoscaler; resize it by setting its completions and parallelism together",
+					"which has no scale subresource for an autoscaler; resize it through its parallelism",
 			})
 		}
 		if n := job.Worker.Replicas; n < e.MinReplicas || n > e.MaxReplicas {

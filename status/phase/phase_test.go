@@ -107,6 +107,14 @@ func TestOf(t *testing.T) {
 		"elastic workers not scaled by the reconciler yet": {
 			objs: objects(jobs(launcher), sets(elasticUnscaled), jobPods(&launcher, 1, initializing), setPods(&elasticUnscaled, 1, runningReady)),
 			want: counts(1, 3, 0).is(phase.Pending, phase.ReasonWorkersNotSet).saying("1 of 2 pods")},
+		"elastic workers under Kueue, an Indexed Job, not scaled yet": {
+			// Completions are the bounds' maximum; the API server
+			// defaulted parallelism to 1.
+			objs: objects(jobs(launcher, with(indexedJob("j-worker", handoff.RoleWorker, 3,
+				handoff.ElasticWorkers, "1:3", handoff.Workers, "2", handoff.EndsWith, handoff.EndsWithJob("j-launcher")),
+				func(j *batchv1.Job) { j.Spec.Parallelism = ptr.To[int32](1) })), nil,
+				jobPods(&launcher, 1, initializing)),
+			want: counts(0, 3, 0).is(phase.Pending, phase.ReasonWorkersNotSet)},
 		"StatefulSet without replicas": {
 			objs: objects(nil, sets(statefulSet("j-worker", handoff.RoleWorker, nil))),
 			want: counts(0, 0, 0).is(phase.Pending, phase.ReasonWorkersNotSet)},

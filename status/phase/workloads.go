@@ -36,7 +36,8 @@ func workloadsOf(objs Objects) []*workload {
 	var ws []*workload
 	for i := range objs.Jobs {
 		j := &objs.Jobs[i]
-		ws = append(ws, &workload{obj: j, group: batchv1.GroupName, kind: "Job", job: j, expected: jobExpected(j)})
+		_, unset := firstCount(j)
+		ws = append(ws, &workload{obj: j, group: batchv1.GroupName, kind: "Job", job: j, expected: jobExpected(j), unset: unset})
 	}
 	for i := range objs.StatefulSets {
 		s := &objs.StatefulSets[i]
@@ -96,14 +97,17 @@ func (w *workload) count() Workload {
 }
 
 // jobExpected is how many pods a Job should have running now: none once it
-// is done; else its parallelism less the pods that succeeded, within the
-// completions left.
+// is done; else its parallelism (for elastic workers the reconciler has not
+// scaled yet, the count it will scale them to) less the pods that
+// succeeded, within the completions left.
 func jobExpected(j *batchv1.Job) int32 {
 	if o, _ := JobOutcome(j); o == Succeeded {
 		return 0
 	}
 	n := int32(1) // the API's default parallelism
-	if j.Spec.Parallelism != nil {
+	if first, ok := firstCount(j); ok {
+		n = first
+	} else if j.Spec.Parallelism != nil {
 		n = *j.Spec.Parallelism
 	}
 	if j.Spec.Completions != nil {
@@ -119,17 +123,26 @@ func jobExpected(j *batchv1.Job) int32 {
 // count it will scale it to. unset is true in that case, and when the
 // replicas are not set at all.
 func statefulSetExpected(s *appsv1.StatefulSet) (n int32, unset bool) {
-	_, elastic := s.Annotations[handoff.ElasticWorkers]
-	_, scaled := s.Annotations[handoff.ScaledFrom]
-	if elastic && !scaled {
-		if first, err := strconv.ParseInt(s.Annotations[handoff.Workers], 10, 32); err == nil && first >= 0 {
-			return int32(first), true
-		}
+	if first, ok := firstCount(s); ok {
+		return first, true
 	}
 	if s.Spec.Replicas == nil {
 		return 0, true
 	}
 	return *s.Spec.Replicas, false
+}
+
+// firstCount is the count elastic workers start with, while the reconciler
+// has not set it yet.
+func firstCount(workers metav1.Object) (int32, bool) {
+	a := workers.GetAnnotations()
+	_, elastic := a[handoff.ElasticWorkers]
+	_, scaled := a[handoff.ScaledFrom]
+	if !elastic || scaled {
+		return 0, false
+	}
+	first, err := strconv.ParseInt(a[handoff.Workers], 10, 32)
+	return int32(first), err == nil && first >= 0
 }
 
 // Replicas is a StatefulSet's desired count, with the API's default.

@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
@@ -236,18 +237,9 @@ func queue(t *testing.T, ns string, quota corev1.ResourceList) string {
 func apply(t *testing.T, ns string, stream []byte) {
 	t.Helper()
 	var placed bytes.Buffer
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(stream), 4096)
-	for {
-		var obj map[string]any
-		err := dec.Decode(&obj)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		require.NoError(t, err)
-		if meta, ok := obj["metadata"].(map[string]any); ok {
-			meta["namespace"] = ns
-		}
-		doc, err := yaml.Marshal(obj)
+	for _, obj := range decode(t, stream) {
+		obj.SetNamespace(ns)
+		doc, err := yaml.Marshal(obj.Object)
 		require.NoError(t, err)
 		placed.WriteString("---\n")
 		placed.Write(doc)
@@ -256,6 +248,22 @@ func apply(t *testing.T, ns string, stream []byte) {
 	cmd := exec.Command(kubectl, "--kubeconfig", kube.Kubeconfig, "-n", ns, "apply", "-f", "-")
 	cmd.Stdin, cmd.Stderr = &placed, &stderr
 	require.NoError(t, cmd.Run(), "kubectl apply: %s", stderr.String())
+}
+
+// decode reads a rendered stream into objects, as the GitOps tools do.
+func decode(t *testing.T, stream []byte) []*unstructured.Unstructured {
+	t.Helper()
+	var objs []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(stream), 4096)
+	for {
+		var obj map[string]any
+		err := dec.Decode(&obj)
+		if errors.Is(err, io.EOF) {
+			return objs
+		}
+		require.NoError(t, err)
+		objs = append(objs, &unstructured.Unstructured{Object: obj})
+	}
 }
 
 // want is what an output promises Kueue admits: the pods of each pod

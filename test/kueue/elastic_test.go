@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/trainfn/trainfn/test/cluster"
+	"github.com/trainfn/trainfn/test/gitopssync"
+	"github.com/trainfn/trainfn/test/testtool"
 )
 
 // elasticJobs are an elastic MPIJob and an elastic PyTorchJob, each of 2
@@ -76,13 +78,14 @@ spec:
 }
 
 // TestKueueResizesAnElasticJob resizes the workers of an elastic MPIJob
-// and of an elastic PyTorchJob 2 → 3 → 2 under Kueue, as a person or the
-// reconciler does, through the workers' Job's completions and parallelism:
-// the Workload Kueue admits for the workers follows each size, and the
-// pods placed with it. Then a resize past the ClusterQueue's room for 3
-// workers waits: Kueue admits no slice of 4, the new workers stay gated,
-// the 2 admitted keep running, and nothing fails; resized back, the job
-// runs on as before.
+// and of an elastic PyTorchJob under Kueue through the workers' Job's
+// parallelism, first to the job's 2 as the reconciler does once Kueue has
+// admitted the Job at 1 (the render leaves the count out, and the API
+// server defaults it), then to 3 and 2 as a person does: the Workload Kueue admits for the workers
+// follows each size, and the pods placed with it. Then a resize past the
+// ClusterQueue's room for 3 workers waits: Kueue admits no slice of 4, the
+// new workers stay gated, the 2 admitted keep running, and nothing fails;
+// resized back, the job runs on as before.
 func TestKueueResizesAnElasticJob(t *testing.T) {
 	for _, tt := range elasticJobs {
 		t.Run(tt.kind, func(t *testing.T) {
@@ -98,10 +101,9 @@ func TestKueueResizesAnElasticJob(t *testing.T) {
 			queue(t, ns, corev1.ResourceList{corev1.ResourceCPU: *resource.NewQuantity(room, resource.DecimalSI)})
 			apply(t, ns, out)
 			w := workers{ns: ns, job: "elastic-worker"}
-			for step, n := range []int32{2, 3, 2} {
-				if step > 0 {
-					w.resize(t, n)
-				}
+			w.admitted(t, 1)
+			for _, n := range []int32{2, 3, 2} {
+				w.resize(t, n)
 				w.admitted(t, n)
 			}
 
@@ -148,11 +150,10 @@ func TestKueueResizesAnElasticJob(t *testing.T) {
 // workers are an elastic job's workers' Job under Kueue.
 type workers struct{ ns, job string }
 
-// resize asks for n workers, completions and parallelism together, as an
-// elastic Indexed Job is resized.
+// resize asks for n workers.
 func (w workers) resize(t *testing.T, n int32) {
 	t.Helper()
-	patch := fmt.Sprintf(`{"spec":{"parallelism":%d,"completions":%d}}`, n, n)
+	patch := fmt.Sprintf(`{"spec":{"parallelism":%d}}`, n)
 	_, err := kube.Client.BatchV1().Jobs(w.ns).Patch(context.Background(), w.job, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 	require.NoError(t, err)
 }
@@ -242,4 +243,49 @@ func (w workers) pods(ctx context.Context) (workerPods, error) {
 		}
 	}
 	return c, nil
+}
+
+// TestKueueElasticJobKeepsItsCountThroughASync syncs an elastic MPIJob's
+// output under Kueue with Flux's apply engine and as Argo CD does, resizes
+// its workers, and syncs the same output again, as either tool does at
+// every interval: the render leaves the workers' count out, so the sync
+// neither resets it nor recreates the Job (whose template Kueue's webhook
+// gave a scheduling gate), and Kueue keeps it admitted at its size.
+func TestKueueElasticJobKeepsItsCountThroughASync(t *testing.T) {
+	objs := decode(t, render(t, writeInput(t, elasticJobs[0].manifest), ""))
+	flux, err := gitopssync.Flux(kube.Config, gitopssync.FluxOptions())
+	require.NoError(t, err)
+	for name, sync := range map[string]gitopssync.Sync{
+		"Flux":    flux,
+		"Argo CD": gitopssync.ArgoCD(testtool.Find(t, "argocd-harness"), kube.Kubeconfig, false),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ns := kube.Namespace(t)
+			queue(t, ns, plenty)
+			synced := func() {
+				t.Helper()
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				defer cancel()
+				report, err := sync(ctx, ns, objs)
+				require.NoError(t, err, "%s:\n%s", name, report)
+				t.Logf("%s:\n%s", name, report)
+			}
+			synced()
+			w := workers{ns: ns, job: "elastic-worker"}
+			w.admitted(t, 1)
+			w.resize(t, 3)
+			w.admitted(t, 3)
+			ctx := context.Background()
+			before, err := kube.Client.BatchV1().Jobs(ns).Get(ctx, w.job, metav1.GetOptions{})
+			require.NoError(t, err)
+
+			synced()
+			after, err := kube.Client.BatchV1().Jobs(ns).Get(ctx, w.job, metav1.GetOptions{})
+			require.NoError(t, err)
+			require.Equal(t, before.UID, after.UID, "the sync made the workers' Job again")
+			require.Equal(t, int32(3), ptrOr(after.Spec.Parallelism, 1), "the sync reset the workers' count")
+			w.admitted(t, 3)
+		})
+	}
 }

@@ -233,7 +233,8 @@ func TestKueueReleasesTheQuotaOfAFailedJob(t *testing.T) {
 
 // TestKueueResizesAnElasticJob runs an elastic MPIJob and an elastic
 // PyTorchJob under Kueue and resizes their workers 2 → 3 → 2 through the
-// workers' Job's completions and parallelism: Kueue admits a Workload of
+// workers' Job's parallelism, which the reconciler first sets to 2 (the
+// render leaves it out): Kueue admits a Workload of
 // each size before the new workers start, and the job sees each count, the
 // MPIJob's launcher through the discovery script Horovod reads, the
 // PyTorchJob's agents by forming a world of that many. When the job ends,
@@ -282,7 +283,7 @@ func TestKueueResizesAnElasticJob(t *testing.T) {
 			for step, n := range []int{2, 3, 2} {
 				began := time.Now()
 				if step > 0 {
-					s.kubectl(nil, "patch", "job/"+tt.workers, "--type=merge", "-p", fmt.Sprintf(`{"spec":{"parallelism":%d,"completions":%d}}`, n, n))
+					s.kubectl(nil, "patch", "job/"+tt.workers, "--type=merge", "-p", fmt.Sprintf(`{"spec":{"parallelism":%d}}`, n))
 				}
 				tt.sees(s, n, step)
 				workersAdmitted(t, s, tt.workers, int64(n))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -184,9 +185,11 @@ func TestNoSlotsPerWorker(t *testing.T) {
 }
 
 // TestOutOfBoundsUnderKueue keeps an elastic MPIJob rendered for Kueue
-// within its bounds: its workers are then an Indexed Job, resized through
-// completions and parallelism together, which the reconciler brings back
-// within the bounds, and whose workers the discovery script follows. The
+// within its bounds: its workers are then an Indexed Job, rendered without
+// parallelism, which the reconciler sets to the job's first count once the
+// Job is no longer held suspended, as Kueue holds it until it admits it,
+// and brings back within the bounds; the discovery script follows its
+// workers. The
 // suite runs no Kueue: the Job's Kueue label and annotation are for Kueue
 // alone, and the reconciler's part is the same with or without it.
 func TestOutOfBoundsUnderKueue(t *testing.T) {
@@ -195,17 +198,32 @@ func TestOutOfBoundsUnderKueue(t *testing.T) {
 	spec := strings.Replace(elasticMPIJob.String(), "  annotations:\n", "  annotations:\n    trainfn.dev/gang-scheduler: Kueue\n", 1)
 	spec = strings.Replace(spec, "  runPolicy:\n", "  runPolicy:\n    schedulingPolicy:\n      queue: jobs\n", 1)
 	j := deploy(t, ns, stringer(spec))
-	startReconciler(t, ns)
 	workers := kube.Client.BatchV1().Jobs(ns)
-	resize := func(n int) {
+	patch := func(what, patch string) {
 		t.Helper()
 		ctx, cancel := timeout()
 		defer cancel()
-		patch := fmt.Sprintf(`{"spec":{"parallelism":%d,"completions":%d}}`, n, n)
 		if _, err := workers.Patch(ctx, j.name+"-worker", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-			t.Fatalf("resizing the workers to %d: %v", n, err)
+			t.Fatalf("%s: %v", what, err)
 		}
 	}
+	resize := func(n int) {
+		t.Helper()
+		patch(fmt.Sprintf("resizing the workers to %d", n), fmt.Sprintf(`{"spec":{"parallelism":%d}}`, n))
+	}
+	patch("suspending the workers' Job, as Kueue's webhook does", `{"spec":{"suspend":true}}`)
+	startReconciler(t, ns)
+	time.Sleep(2 * time.Second)
+	ctx, cancel := timeout()
+	defer cancel()
+	held, err := workers.Get(ctx, j.name+"-worker", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := replicasOf(held.Spec.Parallelism); p != "1" {
+		t.Fatalf("the reconciler set the count of a suspended Job: parallelism %s", p)
+	}
+	patch("resuming the workers' Job, as Kueue does when it admits it", `{"spec":{"suspend":false}}`)
 	within := func(n int32, hosts int) {
 		t.Helper()
 		eventually(t, fmt.Sprintf("%d workers asked for and %d discovered", n, hosts), func(ctx context.Context) error {
@@ -213,8 +231,8 @@ func TestOutOfBoundsUnderKueue(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if p, c := replicasOf(w.Spec.Parallelism), replicasOf(w.Spec.Completions); p != fmt.Sprint(n) || c != fmt.Sprint(n) {
-				return fmt.Errorf("parallelism %s, completions %s", p, c)
+			if p := replicasOf(w.Spec.Parallelism); p != fmt.Sprint(n) {
+				return fmt.Errorf("parallelism %s", p)
 			}
 			cm, err := kube.Client.CoreV1().ConfigMaps(ns).Get(ctx, j.name+"-config", metav1.GetOptions{})
 			if err != nil {
@@ -229,8 +247,8 @@ func TestOutOfBoundsUnderKueue(t *testing.T) {
 	within(2, 2)
 	resize(9)
 	within(4, 4)
-	// Below the minimum is 0 here, which would complete an Indexed Job at
-	// once: the StatefulSet's test covers it.
+	resize(0)
+	within(1, 1)
 }
 
 // stringer is a spec already written.
