@@ -314,42 +314,38 @@ func (r *Reconciler) cleanUp(ctx context.Context, j *job, workers client.Object)
 				return true, 0, err
 			}
 			r.cleanedUp(ctx, w, how, policy)
-		} else if w.Annotations[handoff.Ended] == "" {
-			return true, 0, r.mergePatch(ctx, w, map[string]any{"metadata": mark})
+		} else {
+			return true, 0, r.markEnded(ctx, w, mark)
 		}
 	case *batchv1.Job:
 		if policy != "Running" && policy != "All" {
 			// The workers run on, as the policy asks; the mark still
 			// records that the job ended, as on a StatefulSet.
-			if w.Annotations[handoff.Ended] == "" {
-				return true, 0, r.mergePatch(ctx, w, map[string]any{"metadata": mark})
-			}
-			return true, 0, nil
+			return true, 0, r.markEnded(ctx, w, mark)
 		}
-		if queuedByKueue(w) {
-			// Kueue resumes an admitted Job that is suspended and not
-			// finished, so suspending it would start its workers again
-			// and again: it ends by its successPolicy, which the workers
-			// meet when the job ends.
-			if w.Annotations[handoff.Ended] == "" {
-				return true, 0, r.mergePatch(ctx, w, map[string]any{"metadata": mark})
-			}
-			return true, 0, nil
+		if w.Spec.SuccessPolicy != nil && endsBy == handoff.EndsWithContainerKind {
+			// A worker that succeeded ended the job, and their Job's
+			// successPolicy ends it and stops the rest.
+			return true, 0, r.markEnded(ctx, w, mark)
 		}
 		if left := selfEndGrace - j.endedFor(endsName, r.Now()); stopsItself(w) && left > 0 {
 			// The launcher tells the workers the job ended, and their Job
 			// ends at its first success and stops the rest: nothing to
 			// write yet, unless they are still running by then.
-			if w.Annotations[handoff.Ended] == "" {
-				return true, left, r.mergePatch(ctx, w, map[string]any{"metadata": mark})
-			}
-			return true, left, nil
+			return true, left, r.markEnded(ctx, w, mark)
 		}
-		if ended, _ := phase.JobOutcome(w); ended == "" && (w.Spec.Suspend == nil || !*w.Spec.Suspend) {
+		if ended, _ := phase.JobOutcome(w); ended == "" && !halted(w) {
 			// Suspending deletes the Job's running pods and keeps it from
 			// making more; the Job itself stays, as GitOps applied it. A
-			// Job that ended by itself has nothing left to stop.
-			if err := r.mergePatch(ctx, w, map[string]any{"metadata": mark, "spec": map[string]any{"suspend": true}}); err != nil {
+			// Job that ended by itself has nothing left to stop. Kueue
+			// resumes a Job it admitted that is suspended, again and
+			// again; it follows a Job it resizes to zero workers, and
+			// frees their quota.
+			stop := map[string]any{"suspend": true}
+			if resizedByKueue(w) {
+				stop = map[string]any{"parallelism": 0}
+			}
+			if err := r.mergePatch(ctx, w, map[string]any{"metadata": mark, "spec": stop}); err != nil {
 				return true, 0, err
 			}
 			r.cleanedUp(ctx, w, how, policy)
@@ -361,13 +357,32 @@ func (r *Reconciler) cleanUp(ctx context.Context, j *job, workers client.Object)
 	return true, 0, nil
 }
 
+// markEnded records on workers that their job ended, once.
+func (r *Reconciler) markEnded(ctx context.Context, w client.Object, mark map[string]any) error {
+	if w.GetAnnotations()[handoff.Ended] != "" {
+		return nil
+	}
+	return r.mergePatch(ctx, w, map[string]any{"metadata": mark})
+}
+
 // kueueQueueLabel queues a Job for Kueue, which then manages it whole.
 const kueueQueueLabel = "kueue.x-k8s.io/queue-name"
 
-// queuedByKueue tells whether Kueue manages a Job: its elastic workers'
-// under Kueue. A job of a fixed size is queued as a pod group instead,
-// whose Jobs Kueue leaves alone.
-func queuedByKueue(w *batchv1.Job) bool { return w.Labels[kueueQueueLabel] != "" }
+// resizedByKueue tells whether a Job is elastic workers Kueue manages and
+// resizes. A job of a fixed size is queued as a pod group instead, whose
+// Jobs Kueue leaves alone.
+func resizedByKueue(w *batchv1.Job) bool {
+	return w.Labels[kueueQueueLabel] != "" && isElasticWorkers(w)
+}
+
+// halted tells whether a workers' Job was stopped: suspended, or, if Kueue
+// resizes it, at zero workers.
+func halted(w *batchv1.Job) bool {
+	if resizedByKueue(w) {
+		return w.Spec.Parallelism != nil && *w.Spec.Parallelism == 0
+	}
+	return w.Spec.Suspend != nil && *w.Spec.Suspend
+}
 
 // stopsItself tells whether a workers' Job stops when its launcher tells
 // it the job ended: an MPIJob's, which the render gives a successPolicy

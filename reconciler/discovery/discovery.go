@@ -116,11 +116,15 @@ func HostName(p *corev1.Pod) string {
 	return host
 }
 
-// Index is a worker pod's index: an Indexed Job pod's completion index, or
-// a StatefulSet pod's ordinal, the label the StatefulSet controller sets,
-// else the suffix of the pod's name.
+// Index is a worker pod's index: an Indexed Job pod's completion index
+// (label, or annotation before Kubernetes 1.28), or a StatefulSet pod's
+// ordinal, the label the StatefulSet controller sets, else the suffix of
+// the pod's name.
 func Index(p *corev1.Pod) (int, bool) {
 	s, ok := p.Labels[batchv1.JobCompletionIndexAnnotation]
+	if !ok {
+		s, ok = p.Annotations[batchv1.JobCompletionIndexAnnotation]
+	}
 	if !ok {
 		s, ok = p.Labels[appsv1.PodIndexLabel]
 	}

@@ -18,12 +18,13 @@ import (
 
 // Written by the render, on the workers' workload (Job or StatefulSet).
 const (
-	// ElasticWorkers, "MIN:MAX" on an elastic job's worker StatefulSet:
-	// the bounds the reconciler keeps its replicas within.
+	// ElasticWorkers, "MIN:MAX" on an elastic job's workers (a
+	// StatefulSet, or under Kueue an Indexed Job): the bounds the
+	// reconciler keeps their count (replicas, parallelism) within.
 	ElasticWorkers = "trainfn.dev/elastic-workers"
 	// Workers is how many workers an elastic job starts with; the
-	// StatefulSet leaves spec.replicas to run time, and the reconciler sets
-	// it to this once.
+	// StatefulSet leaves spec.replicas (the Job, spec.parallelism) to run
+	// time, and the reconciler sets it to this once.
 	Workers = "trainfn.dev/workers"
 	// SlotsPerWorker, on an elastic MPIJob's StatefulSet, asks for the
 	// discovery script: each ready worker is one "host:slots" line. Its
@@ -48,9 +49,9 @@ const FieldManager = "trainfn-reconciler"
 
 // Written by the reconciler.
 const (
-	// ScaledFrom, on an elastic StatefulSet, records that the reconciler
-	// set its first replicas (to the value given), so that it never does
-	// again: later counts are the scaler's.
+	// ScaledFrom, on elastic workers, records that the reconciler set
+	// their first count (to the value given), so that it never does again:
+	// later counts are the scaler's.
 	ScaledFrom = "trainfn.dev/scaled-from"
 	// Ended, on the workers' workload, records that the job ended and how
 	// (Succeeded or Failed); the reconciler then holds the workers stopped.

@@ -24,10 +24,11 @@ const maxRoleNameBytes = 256 << 10
 // RoleBinding's own, so the objects stay portable across namespaces.
 //
 // An elastic job's Role names every worker it may scale to: its
-// StatefulSet names pods as their hosts. Other workers are an Indexed Job, whose pods' names the Job controller makes up, so that a
-// lost worker is made again and the workers stop when the job ends: its
-// Role cannot name them, and lets the launcher find (list) and exec into
-// the namespace's pods.
+// StatefulSet names pods as their hosts. Other workers (under Kueue, an
+// elastic job's too) are an Indexed Job, whose pods' names the Job
+// controller makes up, so that a lost worker is made again and the
+// workers stop when the job ends: its Role cannot name them, and lets the
+// launcher find (list) and exec into the namespace's pods.
 func launcherRBAC(job *Job) ([]*yaml.RNode, *field.Error) {
 	name := handoff.LauncherName(job.Name)
 	own := handoff.RoleLabels(job.Name, handoff.RoleLauncher)

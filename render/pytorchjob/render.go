@@ -373,7 +373,8 @@ func jobWarnings(job *Job) []result.Warning {
 			warnings = append(warnings, result.Warning{
 				Field: field.NewPath("spec", "elasticPolicy", "metrics"),
 				Message: "no autoscaler is rendered: the worker count is fixed unless the job sets the annotation " +
-					options.ElasticWorkersAnnotation + " (MIN:MAX), which runs the workers as a StatefulSet an autoscaler can scale",
+					options.ElasticWorkersAnnotation + " (MIN:MAX), which runs the workers as a StatefulSet an autoscaler can scale " +
+					"(under Kueue, as an Indexed Job resized through its parallelism, which no autoscaler can)",
 			})
 		case e.Metrics != nil && !job.workersInStatefulSet():
 			warnings = append(warnings, result.Warning{

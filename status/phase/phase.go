@@ -28,8 +28,8 @@
 //     a live pod's container restarted (restartCount > 0), a Job not yet
 //     done replaced failed pods (status.failed > 0), or the previous phase
 //     was Running or Restarting.
-//  6. Pending: a workload's count is not set yet (an elastic StatefulSet
-//     the reconciler has not scaled), a workload has fewer live pods than
+//  6. Pending: a workload's count is not set yet (elastic workers the
+//     reconciler has not scaled), a workload has fewer live pods than
 //     it should, a live pod is scheduling-gated or not yet scheduled, or
 //     the job expects no pod at all.
 //  7. Starting: every pod exists and is scheduled, not all are running and
@@ -38,8 +38,9 @@
 // The pods a workload should have now are, for a Job done (Complete or
 // SuccessCriteriaMet), none; for another Job, spec.parallelism less the
 // pods that succeeded, and never more than the completions left; for a
-// StatefulSet, spec.replicas, or, for an elastic one the reconciler has not
-// scaled yet, the count it will set (trainfn.dev/workers). A live pod is
+// StatefulSet, spec.replicas; for elastic workers of either kind the
+// reconciler has not scaled yet, the count it will set
+// (trainfn.dev/workers). A live pod is
 // one neither finished nor being deleted, owned by the workload. Once the
 // job has ended, it expects no pod.
 package phase

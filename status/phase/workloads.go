@@ -23,8 +23,8 @@ type workload struct {
 	job        *batchv1.Job // set when a Job
 	// expected is how many live pods it should have now.
 	expected int32
-	// unset marks an elastic StatefulSet whose first count the reconciler
-	// has not set: expected is the count it will set.
+	// unset marks elastic workers whose first count the reconciler has not
+	// set: expected is the count it will set.
 	unset bool
 	// pods are its live pods, owned those and the finished ones.
 	pods, owned []*corev1.Pod

@@ -85,7 +85,9 @@ spec:
 // follows each size, and the pods placed with it. Then a resize past the
 // ClusterQueue's room for 3 workers waits: Kueue admits no slice of 4, the
 // new workers stay gated, the 2 admitted keep running, and nothing fails;
-// resized back, the job runs on as before.
+// resized back, the job runs on as before. Resized to zero, as the
+// reconciler stops the workers of a job that ended, no worker is left and
+// their Workload holds none.
 func TestKueueResizesAnElasticJob(t *testing.T) {
 	for _, tt := range elasticJobs {
 		t.Run(tt.kind, func(t *testing.T) {
@@ -143,6 +145,29 @@ func TestKueueResizesAnElasticJob(t *testing.T) {
 
 			w.resize(t, 2)
 			w.admitted(t, 2)
+
+			// The reconciler stops the workers of a job that ended by
+			// resizing them to zero: Kueue would resume a suspended Job.
+			w.resize(t, 0)
+			require.NoError(t, kube.Wait(ctx, "the workers gone and their quota freed", time.Minute, func(ctx context.Context) error {
+				pods, err := w.pods(ctx)
+				if err != nil {
+					return err
+				}
+				if pods.placed+pods.gated != 0 {
+					return fmt.Errorf("%d workers placed and %d gated", pods.placed, pods.gated)
+				}
+				wls, err := w.workloads(ctx)
+				if err != nil {
+					return err
+				}
+				for _, wl := range wls {
+					if !wl.Finished && wl.Pods != 0 {
+						return fmt.Errorf("Workload %s still holds %d workers", wl.Name, wl.Pods)
+					}
+				}
+				return nil
+			}), "%s", describe(ns))
 		})
 	}
 }

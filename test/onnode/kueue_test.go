@@ -262,6 +262,7 @@ func TestKueueResizesAnElasticJob(t *testing.T) {
 		}, end: func(s *submission) {
 			pods, err := s.workerPods(context.Background(), "torch-elastic-worker")
 			require.NoError(s.t, err)
+			require.NotEmpty(s.t, pods[0], "no worker 0 to end the job in")
 			s.kubectl(nil, "exec", pods[0], "--container", "pytorch", "--", "touch", "/tmp/done")
 			s.succeed("torch-elastic-worker", 2*time.Minute)
 		}},
@@ -287,6 +288,12 @@ func TestKueueResizesAnElasticJob(t *testing.T) {
 				}
 				tt.sees(s, n, step)
 				workersAdmitted(t, s, tt.workers, int64(n))
+				// Workers the Job controller removes when the count
+				// drops are not failures: it takes their tracking
+				// finalizer off before it deletes them.
+				w, err := kube.Client.BatchV1().Jobs(s.ns).Get(context.Background(), tt.workers, metav1.GetOptions{})
+				require.NoError(t, err)
+				require.Zero(t, w.Status.Failed, "the workers' Job counts failed pods after %d workers:\n%s", n, s.describe())
 				t.Logf("%d workers: seen by the job and admitted by Kueue %s after the change", n, time.Since(began).Round(10*time.Millisecond))
 			}
 			tt.end(s)

@@ -99,6 +99,34 @@ func TestCleanUp(t *testing.T) {
 		j.checkInvariants(t)
 	})
 
+	// Under Kueue an elastic job's workers are an Indexed Job Kueue
+	// manages, which would resume it if it were suspended: workers the
+	// launcher could not tell are resized to zero instead, a resize Kueue
+	// follows (test/kueue), once their grace has passed.
+	t.Run("elastic Running under Kueue, workers not told", func(t *testing.T) {
+		t.Parallel()
+		ns := kube.Namespace(t)
+		j := deploy(t, ns, stringer(underKueue(elasticMPIJob.String())))
+		startReconciler(t, ns)
+		j.waitRunning(t, handoff.RoleWorker, 2)
+		finish(t, ns, j.waitRunning(t, handoff.RoleLauncher, 1)[0].Name, 0)
+		w := j.waitEnded(t, "Succeeded")
+		if w.Spec.Suspend != nil && *w.Spec.Suspend {
+			t.Error("the reconciler suspended a Job Kueue manages")
+		}
+		eventually(t, "the workers resized to zero", func(ctx context.Context) error {
+			w, err := kube.Client.BatchV1().Jobs(ns).Get(ctx, j.name+"-worker", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if p := replicasOf(w.Spec.Parallelism); p != "0" {
+				return fmt.Errorf("parallelism %s", p)
+			}
+			return nil
+		})
+		j.waitPods(t, handoff.RoleWorker)
+	})
+
 	t.Run("elastic Running", func(t *testing.T) {
 		t.Parallel()
 		j, _ := startElastic(t)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -189,15 +188,11 @@ func TestNoSlotsPerWorker(t *testing.T) {
 // parallelism, which the reconciler sets to the job's first count once the
 // Job is no longer held suspended, as Kueue holds it until it admits it,
 // and brings back within the bounds; the discovery script follows its
-// workers. The
-// suite runs no Kueue: the Job's Kueue label and annotation are for Kueue
-// alone, and the reconciler's part is the same with or without it.
+// workers.
 func TestOutOfBoundsUnderKueue(t *testing.T) {
 	t.Parallel()
 	ns := kube.Namespace(t)
-	spec := strings.Replace(elasticMPIJob.String(), "  annotations:\n", "  annotations:\n    trainfn.dev/gang-scheduler: Kueue\n", 1)
-	spec = strings.Replace(spec, "  runPolicy:\n", "  runPolicy:\n    schedulingPolicy:\n      queue: jobs\n", 1)
-	j := deploy(t, ns, stringer(spec))
+	j := deploy(t, ns, stringer(underKueue(elasticMPIJob.String())))
 	workers := kube.Client.BatchV1().Jobs(ns)
 	patch := func(what, patch string) {
 		t.Helper()
@@ -213,7 +208,18 @@ func TestOutOfBoundsUnderKueue(t *testing.T) {
 	}
 	patch("suspending the workers' Job, as Kueue's webhook does", `{"spec":{"suspend":true}}`)
 	startReconciler(t, ns)
-	time.Sleep(2 * time.Second)
+	// The discovery script is written whatever the count: once it is,
+	// the reconciler has seen the Job.
+	eventually(t, "the discovery script written", func(ctx context.Context) error {
+		cm, err := kube.Client.CoreV1().ConfigMaps(ns).Get(ctx, j.name+"-config", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if _, ok := cm.Data["discover_hosts.sh"]; !ok {
+			return fmt.Errorf("no discover_hosts.sh")
+		}
+		return nil
+	})
 	ctx, cancel := timeout()
 	defer cancel()
 	held, err := workers.Get(ctx, j.name+"-worker", metav1.GetOptions{})
@@ -249,6 +255,15 @@ func TestOutOfBoundsUnderKueue(t *testing.T) {
 	within(4, 4)
 	resize(0)
 	within(1, 1)
+}
+
+// underKueue is an elastic MPIJob's spec queued on Kueue's LocalQueue
+// "jobs". The suite runs no Kueue: the workers' Job's Kueue label and
+// annotation are for Kueue alone, and the reconciler's part is the same
+// with or without it.
+func underKueue(spec string) string {
+	spec = strings.Replace(spec, "  annotations:\n", "  annotations:\n    trainfn.dev/gang-scheduler: Kueue\n", 1)
+	return strings.Replace(spec, "  runPolicy:\n", "  runPolicy:\n    schedulingPolicy:\n      queue: jobs\n", 1)
 }
 
 // stringer is a spec already written.
