@@ -129,10 +129,12 @@ func quotaReleased(t *testing.T, s *submission, queue queue, jobs int, pods int6
 }
 
 // quotaFreed requires that every Workload of the namespace finishes and
-// that the ClusterQueue then reserves nothing.
+// that the ClusterQueue then reserves nothing, within two minutes: workers
+// the launcher could not tell are stopped by the reconciler after a grace
+// of 30 s.
 func quotaFreed(t *testing.T, s *submission, queue queue) {
 	t.Helper()
-	require.NoError(t, kube.Wait(context.Background(), "the Workloads to finish and the quota to be released", time.Minute, func(ctx context.Context) error {
+	require.NoError(t, kube.Wait(context.Background(), "the Workloads to finish and the quota to be released", 2*time.Minute, func(ctx context.Context) error {
 		wls, err := kube.Workloads(ctx, s.ns)
 		if err != nil {
 			return err
