@@ -3,12 +3,10 @@
 package gang
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -168,19 +166,11 @@ func render(t *testing.T, manifest string) []byte {
 	t.Helper()
 	input := filepath.Join(t.TempDir(), "job.yaml")
 	require.NoError(t, os.WriteFile(input, []byte(manifest), 0o644))
-	var stderr bytes.Buffer
-	cmd := exec.Command(trainfn, "render", input)
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "trainfn render: %s", stderr.String())
-	return out
+	return testtool.Render(t, trainfn, input)
 }
 
 // apply applies a YAML stream into the namespace with kubectl.
 func apply(t *testing.T, ns string, stream []byte) {
 	t.Helper()
-	var stderr bytes.Buffer
-	cmd := exec.Command(kubectl, "--kubeconfig", kube.Kubeconfig, "-n", ns, "apply", "-f", "-")
-	cmd.Stdin, cmd.Stderr = bytes.NewReader(stream), &stderr
-	require.NoError(t, cmd.Run(), "kubectl apply: %s", stderr.String())
+	testtool.Apply(t, kubectl, kube.Kubeconfig, ns, stream)
 }

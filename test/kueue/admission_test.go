@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,10 +21,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
 	"sigs.k8s.io/yaml"
 
 	"github.com/trainfn/trainfn/test/cluster"
+	"github.com/trainfn/trainfn/test/testtool"
 )
 
 // plenty is a quota no test's job comes near.
@@ -212,12 +214,7 @@ func render(t *testing.T, input, spec string) []byte {
 	t.Helper()
 	config := filepath.Join(t.TempDir(), "trainfn.yaml")
 	require.NoError(t, os.WriteFile(config, []byte(cluster.KueueFunctionConfig("jobs", spec)), 0o644))
-	var stderr bytes.Buffer
-	cmd := exec.Command(trainfn, "render", input, config)
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "trainfn render %s: %s", input, stderr.String())
-	return out
+	return testtool.Render(t, trainfn, input, config)
 }
 
 // queue makes a ClusterQueue of the test's own with the quota given, and
@@ -233,7 +230,8 @@ func queue(t *testing.T, ns string, quota corev1.ResourceList) string {
 }
 
 // apply applies a YAML stream into the namespace with kubectl, every
-// object placed there, as kustomize's namespace field places it.
+// object placed there, as kustomize's namespace field places it: the
+// upstream manifests name namespaces of their own.
 func apply(t *testing.T, ns string, stream []byte) {
 	t.Helper()
 	var placed bytes.Buffer
@@ -244,10 +242,7 @@ func apply(t *testing.T, ns string, stream []byte) {
 		placed.WriteString("---\n")
 		placed.Write(doc)
 	}
-	var stderr bytes.Buffer
-	cmd := exec.Command(kubectl, "--kubeconfig", kube.Kubeconfig, "-n", ns, "apply", "-f", "-")
-	cmd.Stdin, cmd.Stderr = &placed, &stderr
-	require.NoError(t, cmd.Run(), "kubectl apply: %s", stderr.String())
+	testtool.Apply(t, kubectl, kube.Kubeconfig, ns, placed.Bytes())
 }
 
 // decode reads a rendered stream into objects, as the GitOps tools do.
@@ -281,26 +276,17 @@ func (w want) workloads() int { return len(w.groups) + w.labelled }
 func promised(t *testing.T, stream []byte) want {
 	t.Helper()
 	w := want{groups: map[string]int64{}}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(stream), 4096)
-	for {
-		var raw map[string]any
-		err := dec.Decode(&raw)
-		if errors.Is(err, io.EOF) {
-			return w
-		}
-		require.NoError(t, err)
-		doc, err := yaml.Marshal(raw)
-		require.NoError(t, err)
+	for _, obj := range decode(t, stream) {
 		var meta, podMeta metav1.ObjectMeta
 		var pods int64
-		switch raw["kind"] {
+		switch obj.GetKind() {
 		case "Job":
 			var job batchv1.Job
-			require.NoError(t, yaml.Unmarshal(doc, &job))
+			require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &job))
 			pods, meta, podMeta = int64(ptrOr(job.Spec.Parallelism, 1)), job.ObjectMeta, job.Spec.Template.ObjectMeta
 		case "StatefulSet":
 			var sts appsv1.StatefulSet
-			require.NoError(t, yaml.Unmarshal(doc, &sts))
+			require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &sts))
 			pods, meta, podMeta = int64(ptrOr(sts.Spec.Replicas, 1)), sts.ObjectMeta, sts.Spec.Template.ObjectMeta
 		default:
 			continue
@@ -312,9 +298,10 @@ func promised(t *testing.T, stream []byte) want {
 		case group != "":
 			w.groups[group] += pods
 		default:
-			t.Fatalf("%s %s is queued neither as a workload nor as a pod group", raw["kind"], meta.Name)
+			t.Fatalf("%s %s is queued neither as a workload nor as a pod group", obj.GetKind(), meta.Name)
 		}
 	}
+	return w
 }
 
 func ptrOr(p *int32, or int32) int32 {
