@@ -18,12 +18,10 @@ import (
 	"github.com/trainfn/trainfn/schemas"
 )
 
-// jobGroups are the API groups of the kinds trainfn expands, and of the
-// training jobs it does not expand yet (Kubeflow Trainer v2's TrainJob and
-// its runtimes). Another kind of such a group is a job kind trainfn does
-// not expand, which passes through with a warning, since an operator in
-// the cluster may expect it.
-var jobGroups = groupsOf(render.Kinds(), "trainer.kubeflow.org")
+// jobGroups are the API groups of the kinds trainfn expands. Another kind
+// of such a group is a job kind trainfn does not expand, which passes
+// through with a warning, since an operator in the cluster may expect it.
+var jobGroups = groupsOf(render.Kinds())
 
 func groupsOf(kinds render.Registry, others ...string) map[string]bool {
 	groups := map[string]bool{}
@@ -70,6 +68,9 @@ func Expand(docs []Document) ([]*yaml.RNode, Diagnostics) {
 func expand(docs []Document) ([]*yaml.RNode, map[*yaml.RNode]Document, Diagnostics) {
 	var out []*yaml.RNode
 	opts, docs, diags := configure(docs)
+	var runtimeDiags Diagnostics
+	opts.Runtimes, docs, runtimeDiags = collectRuntimes(docs)
+	diags = append(diags, runtimeDiags...)
 	origin := map[*yaml.RNode]Document{}
 	for i, e := range expandAll(docs, opts) {
 		diags = append(diags, e.diags...)

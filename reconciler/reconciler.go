@@ -78,7 +78,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	var errs []error
-	errs = append(errs, r.ensureSSHSecret(ctx, j))
+	for _, name := range handoff.SSHSecretNames(j.name) {
+		errs = append(errs, r.ensureSSHSecret(ctx, j, name))
+	}
 	errs = append(errs, r.renew(ctx, j))
 	ended := false
 	var again time.Duration

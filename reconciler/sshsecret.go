@@ -20,13 +20,12 @@ import (
 	"github.com/trainfn/trainfn/render/handoff"
 )
 
-// ensureSSHSecret creates the job's SSH Secret when its pods mount one and
-// nobody supplied it. The Secret is owned by the workloads that mount it,
+// ensureSSHSecret creates the job's SSH Secret of that name when its pods
+// mount one and nobody supplied it. The Secret is owned by the workloads that mount it,
 // so it goes when they go; it is immutable, so it is never rotated under a
 // running job; and a Secret that exists, the user's or an earlier one, is
 // never written. Key material is never logged.
-func (r *Reconciler) ensureSSHSecret(ctx context.Context, j *job) error {
-	name := handoff.SSHSecretName(j.name)
+func (r *Reconciler) ensureSSHSecret(ctx context.Context, j *job, name string) error {
 	// Every workload that mounts the Secret owns it, none as its
 	// controller, and none blocked from deletion by it, which would take
 	// rights on their finalizers.

@@ -15,7 +15,7 @@ import (
 	"cuelang.org/go/cue/cuecontext"
 )
 
-//go:embed k8s kubeflow diengine fn
+//go:embed k8s kubeflow diengine fn trainer
 var sources embed.FS
 
 // Kind names a job spec by the apiVersion and kind users write.

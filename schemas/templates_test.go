@@ -31,7 +31,8 @@ func TestKnownTemplateDecidesAsAFullValidation(t *testing.T) {
 	for _, text := range testtool.GoldenDocuments(t) {
 		doc := yaml.MustParse(text)
 		s := For(Kind{APIVersion: doc.GetApiVersion(), Kind: doc.GetKind()})
-		if doc.GetKind() == FunctionConfig.Kind || perSchema[s] == 2 {
+		// A Trainer runtime is no job spec: no name of its derives others.
+		if doc.GetKind() == FunctionConfig.Kind || strings.HasSuffix(doc.GetKind(), "TrainingRuntime") || perSchema[s] == 2 {
 			continue
 		}
 		cached, full := NewValidator(), NewValidator()

@@ -25,8 +25,17 @@ func cueLabels(path []string) []string {
 		}
 		out = append(out, l)
 	}
+	if n := len(out); n > 0 && out[n-1] == ObjectRule {
+		// A rule on a whole object, such as a CRD's CEL rule, is reported
+		// at the object.
+		out = out[:n-1]
+	}
 	return out
 }
+
+// ObjectRule is the hidden field a schema sets to an error to report a
+// rule broken by an object as a whole, at the object.
+const ObjectRule = "_rule"
 
 // hidden reports whether a path goes through a schema's own bookkeeping
 // (hidden fields or lets), which users never write.

@@ -18,6 +18,15 @@ func ConfigMapName(job string) string { return job + "-config" }
 // or created by the reconciler.
 func SSHSecretName(job string) string { return job + "-ssh" }
 
+// MPISSHAuthSecretName is a TrainJob's SSH Secret, named as Kubeflow
+// Trainer names it, supplied by the user or created by the reconciler.
+func MPISSHAuthSecretName(job string) string { return job + "-mpi-ssh-auth" }
+
+// SSHSecretNames are the names a job's SSH Secret may have.
+func SSHSecretNames(job string) []string {
+	return []string{SSHSecretName(job), MPISSHAuthSecretName(job)}
+}
+
 // RshPolicyName is the NetworkPolicy that keeps the rsh port of the job's
 // workers to the job's own pods.
 func RshPolicyName(job string) string { return job + "-rsh" }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/render/trainjob/runtimes"
 )
 
 // LaunchMode is how mpirun starts processes on the workers.
@@ -76,6 +77,9 @@ type Options struct {
 	// ElasticWorkers is nil for a job whose worker count is the rendered
 	// one; it is set by the job's annotation alone.
 	ElasticWorkers *handoff.Bounds `json:"-"`
+	// Runtimes are the Kubeflow Trainer runtimes of the input, which its
+	// TrainJobs resolve their runtimeRef against.
+	Runtimes runtimes.Catalog `json:"-"`
 }
 
 // MPI are the choices for MPIJobs.

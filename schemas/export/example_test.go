@@ -57,6 +57,7 @@ func ExampleSet_WriteKubeconform() {
 	// kubeflow.org/mpijob_v1alpha1.json
 	// kubeflow.org/mpijob_v1alpha2.json
 	// kubeflow.org/mpijob_v2beta1.json
+	// trainer.kubeflow.org/trainjob_v1alpha1.json
 	// schemas/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json
 }
 
@@ -74,5 +75,5 @@ func ExampleCatalog_LookupKind() {
 	// kubeflow.org/v1alpha1/MPIJob org.kubeflow.v1alpha1.MPIJob
 	// kubeflow.org/v1alpha2/MPIJob org.kubeflow.v1alpha2.MPIJob
 	// kubeflow.org/v2beta1/MPIJob org.kubeflow.v2beta1.MPIJob
-	// no schema for "TFJob": trainfn has schemas for diengine.opendilab.org/v2alpha1/DIJob, fn.trainfn.dev/v1alpha1/TrainFn, kubeflow.org/v1/MPIJob, kubeflow.org/v1/PyTorchJob, kubeflow.org/v1alpha1/MPIJob, kubeflow.org/v1alpha2/MPIJob, kubeflow.org/v2beta1/MPIJob
+	// no schema for "TFJob": trainfn has schemas for diengine.opendilab.org/v2alpha1/DIJob, fn.trainfn.dev/v1alpha1/TrainFn, kubeflow.org/v1/MPIJob, kubeflow.org/v1/PyTorchJob, kubeflow.org/v1alpha1/MPIJob, kubeflow.org/v1alpha2/MPIJob, kubeflow.org/v2beta1/MPIJob, trainer.kubeflow.org/v1alpha1/TrainJob
 }

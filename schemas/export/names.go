@@ -22,20 +22,30 @@ var packageNames = map[string]string{
 	"kubeflow/v1alpha2": "org.kubeflow.v1alpha2",
 	"diengine/v2alpha1": "org.opendilab.diengine.v2alpha1",
 	"fn/v1alpha1":       "dev.trainfn.fn.v1alpha1",
+	"trainer/v1alpha1":  "org.kubeflow.trainer.v1alpha1",
 }
 
 // apimachinery are the definitions of package k8s that Kubernetes
 // publishes outside core/v1.
 var apimachinery = map[string]string{
-	"FieldsV1":                 "io.k8s.apimachinery.pkg.apis.meta.v1",
-	"LabelSelector":            "io.k8s.apimachinery.pkg.apis.meta.v1",
-	"LabelSelectorRequirement": "io.k8s.apimachinery.pkg.apis.meta.v1",
-	"ManagedFieldsEntry":       "io.k8s.apimachinery.pkg.apis.meta.v1",
-	"ObjectMeta":               "io.k8s.apimachinery.pkg.apis.meta.v1",
-	"OwnerReference":           "io.k8s.apimachinery.pkg.apis.meta.v1",
-	"Time":                     "io.k8s.apimachinery.pkg.apis.meta.v1",
-	"Quantity":                 "io.k8s.apimachinery.pkg.api.resource",
-	"IntOrString":              "io.k8s.apimachinery.pkg.util.intstr",
+	"JobSchedulingConfiguration":             "io.k8s.api.batch.v1",
+	"JobSpec":                                "io.k8s.api.batch.v1",
+	"JobTemplateSpec":                        "io.k8s.api.batch.v1",
+	"PodFailurePolicy":                       "io.k8s.api.batch.v1",
+	"PodFailurePolicyOnExitCodesRequirement": "io.k8s.api.batch.v1",
+	"PodFailurePolicyOnPodConditionsPattern": "io.k8s.api.batch.v1",
+	"PodFailurePolicyRule":                   "io.k8s.api.batch.v1",
+	"SuccessPolicy":                          "io.k8s.api.batch.v1",
+	"SuccessPolicyRule":                      "io.k8s.api.batch.v1",
+	"FieldsV1":                               "io.k8s.apimachinery.pkg.apis.meta.v1",
+	"LabelSelector":                          "io.k8s.apimachinery.pkg.apis.meta.v1",
+	"LabelSelectorRequirement":               "io.k8s.apimachinery.pkg.apis.meta.v1",
+	"ManagedFieldsEntry":                     "io.k8s.apimachinery.pkg.apis.meta.v1",
+	"ObjectMeta":                             "io.k8s.apimachinery.pkg.apis.meta.v1",
+	"OwnerReference":                         "io.k8s.apimachinery.pkg.apis.meta.v1",
+	"Time":                                   "io.k8s.apimachinery.pkg.apis.meta.v1",
+	"Quantity":                               "io.k8s.apimachinery.pkg.api.resource",
+	"IntOrString":                            "io.k8s.apimachinery.pkg.util.intstr",
 }
 
 // definitionName is the published name of the definition at sels in the

@@ -1,0 +1,35 @@
+package render
+
+import (
+	"fmt"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/trainfn/trainfn/render/trainjob/runtimes"
+	"github.com/trainfn/trainfn/schemas"
+)
+
+// Runtime reads a Kubeflow Trainer runtime of the input (a TrainingRuntime
+// or a ClusterTrainingRuntime), validated and defaulted, for the input's
+// TrainJobs to resolve; source names where it was read. Runtimes are
+// consumed by the render, not output.
+func Runtime(doc *yaml.RNode, source string, v *schemas.Validator) (*runtimes.Runtime, schemas.Problems) {
+	kind := schemas.Kind{APIVersion: doc.GetApiVersion(), Kind: doc.GetKind()}
+	valid, problems := v.Validate(doc, schemas.For(kind))
+	if problems != nil {
+		return nil, problems
+	}
+	meta, err := doc.GetMeta()
+	if err != nil {
+		return nil, schemas.Problems{{Message: err.Error()}}
+	}
+	rt := &runtimes.Runtime{Kind: kind.Kind, Name: meta.Name, Labels: meta.Labels, Source: source}
+	if kind.Kind == runtimes.TrainingRuntime {
+		rt.Namespace = meta.Namespace
+	}
+	if err := valid.Decode("spec", &rt.Spec); err != nil {
+		// The schema accepted what the model cannot read: a bug.
+		return nil, schemas.Problems{{Field: "spec", Message: fmt.Sprintf("internal error: reading the defaulted spec: %v", err)}}
+	}
+	return rt, nil
+}

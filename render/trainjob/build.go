@@ -1,0 +1,385 @@
+package trainjob
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+
+	"github.com/trainfn/trainfn/render/gang"
+	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/render/mpi"
+	"github.com/trainfn/trainfn/render/pod"
+	"github.com/trainfn/trainfn/render/result"
+	"github.com/trainfn/trainfn/render/workload"
+	"github.com/trainfn/trainfn/render/ynode"
+)
+
+// JobSet's labels, which it puts on each Job and its pods.
+const (
+	jobSetNameLabel        = "jobset.sigs.k8s.io/jobset-name"
+	replicatedJobNameLabel = "jobset.sigs.k8s.io/replicatedjob-name"
+	replicatedJobReplicas  = "jobset.sigs.k8s.io/replicatedjob-replicas"
+	globalReplicasLabel    = "jobset.sigs.k8s.io/global-replicas"
+	jobIndexLabel          = "jobset.sigs.k8s.io/job-index"
+	jobGlobalIndexLabel    = "jobset.sigs.k8s.io/job-global-index"
+	groupNameLabel         = "jobset.sigs.k8s.io/group-name"
+	groupReplicasLabel     = "jobset.sigs.k8s.io/group-replicas"
+	jobGroupIndexLabel     = "jobset.sigs.k8s.io/job-group-index"
+	restartAttemptLabel    = "jobset.sigs.k8s.io/restart-attempt"
+	coordinatorLabel       = "jobset.sigs.k8s.io/coordinator"
+)
+
+// Build expands the job into the objects Trainer and JobSet would create:
+// the headless Service, the Jobs of every replicated job and, for MPI, the
+// hostfile's ConfigMap. Its gang is every Job.
+func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
+	p, errs := j.newPlan()
+	if len(errs) > 0 {
+		return result.Output{}, gang.Gang{}, errs
+	}
+	j.trainerResources(p)
+	if errs := j.enforceMLPolicy(p); len(errs) > 0 {
+		return result.Output{}, gang.Gang{}, errs
+	}
+	j.initializers(p)
+	j.trainerOverrides(p)
+
+	var out result.Output
+	out.Warnings = j.warnings(p)
+	subdomain := j.Name
+	publish := true
+	if n := p.spec.Network; n != nil {
+		if n.Subdomain != "" {
+			subdomain = n.Subdomain
+		}
+		if n.PublishNotReadyAddresses != nil {
+			publish = *n.PublishNotReadyAddresses
+		}
+	}
+	service := j.Object("v1", "Service", subdomain, p.labels,
+		"spec", ynode.Map(
+			"clusterIP", "None",
+			"selector", ynode.StringMap(map[string]string{jobSetNameLabel: j.Name}),
+			"publishNotReadyAddresses", publish))
+	out.Objects = append(out.Objects, service)
+	if m := p.mlPolicy.MPI; m != nil {
+		out.Objects = append(out.Objects, j.Object("v1", "ConfigMap", MPIHostfile(j.Name), p.labels,
+			"data", ynode.StringMap(map[string]string{mpiHostfileKey: j.hostfile(p, subdomain)})))
+	}
+
+	claims, err := j.claims(p)
+	if err != nil {
+		return result.Output{}, gang.Gang{}, field.ErrorList{field.InternalError(field.NewPath("spec", "runtimeRef"), err)}
+	}
+	out.Objects = append(out.Objects, claims...)
+
+	g := gang.Gang{Owner: j.Owner, Policy: j.gangPolicy(p)}
+	global := 0
+	for i, r := range p.spec.ReplicatedJobs {
+		for idx := range int(r.Replicas) {
+			job, template, err := j.job(p, i, idx, global, subdomain)
+			if err != nil {
+				return result.Output{}, gang.Gang{}, field.ErrorList{field.InternalError(field.NewPath("spec", "runtimeRef"), err)}
+			}
+			out.Objects = append(out.Objects, job)
+			g.Members = append(g.Members, gang.Member{Workload: job, Template: template, Pods: p.counts[i]})
+			global++
+		}
+	}
+	return out, g, nil
+}
+
+// initializers point the dataset and model initializers at the job's
+// storage, as Trainer's builder does.
+func (j *Job) initializers(p *plan) {
+	in := j.Spec.Initializer
+	for i, r := range p.spec.ReplicatedJobs {
+		var s *StorageInitializer
+		switch a := ancestor(r); {
+		case a == datasetInitializer && in != nil:
+			s = in.Dataset
+		case a == modelInitializer && in != nil:
+			s = in.Model
+		}
+		if a := ancestor(r); a == datasetInitializer || a == modelInitializer {
+			p.spec.ReplicatedJobs[i].Replicas = 1
+		}
+		c := p.container(i, ancestor(r))
+		if s == nil || c == nil {
+			continue
+		}
+		if s.StorageURI != nil {
+			upsertEnv(&c.Env, value(initializerEnvURI, *s.StorageURI))
+		}
+		upsertEnv(&c.Env, s.Env...)
+		if s.SecretRef != nil {
+			c.EnvFrom = append(c.EnvFrom, corev1.EnvFromSource{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: *s.SecretRef}})
+		}
+	}
+}
+
+// trainerOverrides set the trainer's image, command, args and env on its
+// node container, as Trainer's builder does; trainfn also sets the env on
+// every MPI node, so that it reaches every rank.
+func (j *Job) trainerOverrides(p *plan) {
+	t := j.Spec.Trainer
+	for i, r := range p.spec.ReplicatedJobs {
+		trainer := ancestor(r) == ancestorTrainer
+		if trainer {
+			p.spec.ReplicatedJobs[i].Replicas = 1
+		}
+		c := p.container(i, nodeName)
+		if c == nil || t == nil {
+			continue
+		}
+		if trainer {
+			if t.Image != nil {
+				c.Image = *t.Image
+			}
+			if t.Command != nil {
+				c.Command = t.Command
+			}
+			if t.Args != nil {
+				c.Args = t.Args
+			}
+		}
+		if trainer || p.mlPolicy.MPI != nil && r.Name == nodeName {
+			upsertEnv(&c.Env, t.Env...)
+		}
+	}
+}
+
+// hostfile lists the MPI nodes, launcher first when it is a node too, each
+// with the slots of a node, in the implementation's format.
+func (j *Job) hostfile(p *plan, subdomain string) string {
+	m := p.mlPolicy.MPI
+	var hosts []handoff.Host
+	for i, r := range p.spec.ReplicatedJobs {
+		if r.Name != nodeName && !(m.RunLauncherAsNode && r.Name == launcherName) {
+			continue
+		}
+		for idx := range int(r.Replicas) {
+			for k := range int(p.counts[i]) {
+				hosts = append(hosts, handoff.Host{Name: fmt.Sprintf("%s-%s-%d-%d.%s", j.Name, r.Name, idx, k, subdomain), Slots: m.NumProcPerNode})
+			}
+		}
+	}
+	return mpi.Hostfile(implementation(m), hosts)
+}
+
+// job is the idx-th Job of a replicated job, labelled as JobSet labels it.
+func (j *Job) job(p *plan, i, idx, global int, subdomain string) (*yaml.RNode, *pod.Template, error) {
+	r := p.spec.ReplicatedJobs[i]
+	name := fmt.Sprintf("%s-%s-%d", j.Name, r.Name, idx)
+	labels := map[string]string{
+		jobSetNameLabel:        j.Name,
+		replicatedJobNameLabel: r.Name,
+		replicatedJobReplicas:  strconv.Itoa(int(r.Replicas)),
+		globalReplicasLabel:    strconv.Itoa(p.globalReplicas()),
+		jobIndexLabel:          strconv.Itoa(idx),
+		jobGlobalIndexLabel:    strconv.Itoa(global),
+		groupNameLabel:         r.GroupName,
+		groupReplicasLabel:     strconv.Itoa(p.groupReplicas(r.GroupName)),
+		jobGroupIndexLabel:     strconv.Itoa(p.groupIndex(i, idx)),
+		restartAttemptLabel:    "0",
+	}
+	for k, v := range handoff.RoleLabels(j.Name, p.role(r.Name)) {
+		labels[k] = v
+	}
+	if c := p.spec.Coordinator; c != nil {
+		labels[coordinatorLabel] = fmt.Sprintf("%s-%s-%d-%d.%s", j.Name, c.ReplicatedJob, c.JobIndex, c.PodIndex, subdomain)
+	}
+	spec := r.Template.Spec
+	count := p.counts[i]
+	spec.Parallelism, spec.Completions = &count, &count
+	indexed := batchv1.IndexedCompletion
+	spec.CompletionMode = &indexed
+	if j.Spec.Suspend {
+		spec.Suspend = new(true)
+	}
+	if d := j.Spec.ActiveDeadlineSeconds; d != nil && spec.ActiveDeadlineSeconds == nil {
+		spec.ActiveDeadlineSeconds = d
+	}
+	if j.Spec.ManagedBy != managedByTrainer {
+		spec.ManagedBy = &j.Spec.ManagedBy
+	}
+	t := &spec.Template
+	t.Labels = merged(merged(t.Labels, j.Labels), labels)
+	j.claimVolumes(p, &t.Spec)
+	t.Spec.Subdomain = subdomain
+	if t.Spec.RestartPolicy == "" {
+		t.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
+	}
+	templateNode, err := toNode(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	template := pod.NewTemplate(yaml.NewRNode(templateNode), field.NewPath("spec", "template"))
+	spec.Template = corev1.PodTemplateSpec{}
+	specNode, err := toNode(spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The template last, as Jobs are written.
+	_ = yaml.NewRNode(specNode).PipeE(yaml.Clear("template"))
+	ynode.Set(specNode, "template", template.Node())
+	jobLabels := merged(r.Template.Labels, labels)
+	obj := j.Object("batch/v1", "Job", name, jobLabels, "spec", specNode)
+	if len(r.Template.Annotations) > 0 {
+		workload.Annotate(obj, r.Template.Annotations)
+	}
+	if leader := p.leader(j.Name); leader != "" && r.Name != p.spec.SuccessPolicy.TargetReplicatedJobs[0] {
+		// JobSet stops the Jobs still running once the JobSet succeeded:
+		// here the reconciler does, when the Job that ends the job ends.
+		workload.Annotate(obj, map[string]string{handoff.EndsWith: handoff.EndsWithJob(leader), handoff.CleanPodPolicy: "All"})
+	}
+	return obj, template, nil
+}
+
+// leader is the one Job whose success is the job's, when the success
+// policy names one (an MPI runtime's launcher); "" otherwise.
+func (p *plan) leader(job string) string {
+	s := p.spec.SuccessPolicy
+	if s == nil || len(s.TargetReplicatedJobs) != 1 {
+		return ""
+	}
+	i := p.index(s.TargetReplicatedJobs[0])
+	if i < 0 || p.spec.ReplicatedJobs[i].Replicas != 1 {
+		return ""
+	}
+	return fmt.Sprintf("%s-%s-0", job, s.TargetReplicatedJobs[0])
+}
+
+// role is the role label of a replicated job's pods: an MPI runtime's
+// launcher and nodes are the launcher and workers trainfn's reconciler and
+// status know; others are named as the replicated job.
+func (p *plan) role(name string) string {
+	if p.mlPolicy.MPI != nil {
+		switch name {
+		case launcherName:
+			return handoff.RoleLauncher
+		case nodeName:
+			return handoff.RoleWorker
+		}
+	}
+	return name
+}
+
+func (p *plan) globalReplicas() int {
+	n := 0
+	for _, r := range p.spec.ReplicatedJobs {
+		n += int(r.Replicas)
+	}
+	return n
+}
+
+func (p *plan) groupReplicas(group string) int {
+	n := 0
+	for _, r := range p.spec.ReplicatedJobs {
+		if r.GroupName == group {
+			n += int(r.Replicas)
+		}
+	}
+	return n
+}
+
+func (p *plan) groupIndex(i, idx int) int {
+	n := 0
+	for _, r := range p.spec.ReplicatedJobs[:i] {
+		if r.GroupName == p.spec.ReplicatedJobs[i].GroupName {
+			n += int(r.Replicas)
+		}
+	}
+	return n + idx
+}
+
+// toNode writes a Kubernetes type as a YAML node in block style, without
+// the empty fields its Go type writes anyway (a template's
+// creationTimestamp, a container's resources).
+func toNode(v any) (*yaml.Node, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	// JSON is YAML: parsed as such, fields keep the Go type's order.
+	n, err := yaml.Parse(string(b))
+	if err != nil {
+		return nil, err
+	}
+	node := n.YNode()
+	pruneEmpty(node)
+	return node, nil
+}
+
+// pruneEmpty drops what the Go types write for fields left unset: null
+// values and empty metadata and resources.
+func pruneEmpty(n *yaml.Node) {
+	n.Style = 0
+	if n.Kind == yaml.SequenceNode {
+		for _, c := range n.Content {
+			pruneEmpty(c)
+		}
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	kept := n.Content[:0]
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		k.Style = 0
+		pruneEmpty(v)
+		if v.Tag == "!!null" || (k.Value == "creationTimestamp" && v.Value == "") ||
+			((k.Value == "metadata" || k.Value == "resources" || k.Value == "status") && v.Kind == yaml.MappingNode && len(v.Content) == 0) {
+			continue
+		}
+		kept = append(kept, k, v)
+	}
+	n.Content = kept
+}
+
+// claims are the PersistentVolumeClaims of the runtime's
+// volumeClaimPolicies, named as JobSet names them: <template>-<job>.
+func (j *Job) claims(p *plan) ([]*yaml.RNode, error) {
+	var out []*yaml.RNode
+	for _, policy := range p.spec.VolumeClaimPolicies {
+		for _, t := range policy.Templates {
+			spec, err := toNode(t.Spec)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, j.Object("v1", "PersistentVolumeClaim", claimName(j.Name, t.Name), merged(p.labels, t.Labels), "spec", spec))
+		}
+	}
+	return out, nil
+}
+
+func claimName(job, template string) string { return template + "-" + job }
+
+// claimVolumes add, as JobSet does, a volume of each claim the pod's
+// containers mount and the pod does not declare.
+func (j *Job) claimVolumes(p *plan, spec *corev1.PodSpec) {
+	mounted := func(name string) bool {
+		for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
+			if slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == name }) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, policy := range p.spec.VolumeClaimPolicies {
+		for _, t := range policy.Templates {
+			if !mounted(t.Name) || slices.ContainsFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == t.Name }) {
+				continue
+			}
+			spec.Volumes = append(spec.Volumes, corev1.Volume{Name: t.Name, VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claimName(j.Name, t.Name)}}})
+		}
+	}
+}

@@ -1,0 +1,74 @@
+package trainjob
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/trainfn/trainfn/render/gang"
+	"github.com/trainfn/trainfn/render/options"
+	"github.com/trainfn/trainfn/render/result"
+)
+
+// Check reports what the schema cannot say: the runtime the job refers
+// to, and the limits of the names JobSet derives from the job's.
+func (j *Job) Check() field.ErrorList {
+	at := field.NewPath("spec", "runtimeRef")
+	if j.resolveErr != nil {
+		return field.ErrorList{field.Invalid(at, j.Spec.RuntimeRef.String(), j.resolveErr.Error())}
+	}
+	var errs field.ErrorList
+	for _, r := range j.Runtime.Spec.Template.Spec.ReplicatedJobs {
+		// JobSet refuses a JobSet whose longest pod name, with the Job
+		// controller's random suffix, passes 63 characters.
+		longest := fmt.Sprintf("%s-%s-%d-%d-abcde", j.Name, r.Name, max(r.Replicas-1, 0), 0)
+		if len(longest) > 63 {
+			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), j.Name, fmt.Sprintf(
+				"too long for the runtime's replicated job %s: its pods are named %s-<podIndex>-<random>, more than 63 characters", r.Name, longest[:len(longest)-8])))
+		}
+	}
+	return errs
+}
+
+// warnings tell what renders but differs from Trainer's run.
+func (j *Job) warnings(p *plan) []result.Warning {
+	var out []result.Warning
+	if j.Runtime.Labels["trainer.kubeflow.org/support"] == "deprecated" {
+		out = append(out, result.Warning{Field: field.NewPath("spec", "runtimeRef"),
+			Message: fmt.Sprintf("%s is deprecated by its authors", j.Spec.RuntimeRef)})
+	}
+	for _, r := range p.spec.ReplicatedJobs {
+		for _, d := range r.DependsOn {
+			out = append(out, result.Warning{Field: field.NewPath("spec", "runtimeRef"), Message: fmt.Sprintf(
+				"the runtime's replicated job %s depends on %s being %s, which trainfn does not enforce yet: its Jobs start with %s's", r.Name, d.Name, d.Status, d.Name)})
+		}
+	}
+	if pg := p.podGroupPolicy; pg != nil && j.Options.Gang.Scheduler == "" {
+		want := options.SchedulerPlugins
+		if pg.Volcano != nil {
+			want = options.Volcano
+		}
+		out = append(out, result.Warning{Field: field.NewPath("spec", "runtimeRef"), Message: fmt.Sprintf(
+			"the runtime's podGroupPolicy asks for gang scheduling, which renders with a gang scheduler chosen: set the annotation %s: %s, or gangScheduling in trainfn's config",
+			options.GangSchedulerAnnotation, want)})
+	}
+	return out
+}
+
+// gangPolicy is the runtime's pod group policy, for the gang scheduler
+// the job renders with.
+func (j *Job) gangPolicy(p *plan) *gang.Policy {
+	pg := p.podGroupPolicy
+	if pg == nil {
+		return nil
+	}
+	var policy gang.Policy
+	if c := pg.Coscheduling; c != nil {
+		timeout := c.ScheduleTimeoutSeconds
+		policy.ScheduleTimeoutSeconds = &timeout
+	}
+	if pg.Volcano != nil {
+		policy.Queue = p.annotations["scheduling.volcano.sh/queue-name"]
+	}
+	return &policy
+}
