@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/trainfn/trainfn/render/options"
@@ -98,4 +100,67 @@ func renderStream(b *testing.B, stream []byte) int {
 		b.Fatal(err)
 	}
 	return len(out)
+}
+
+// BenchmarkTrainJobAgainstMPIJob weighs a TrainJob against an MPIJob of
+// the same size: 64 nodes of 8 slots, an MPI launcher and sshd on every
+// node. The TrainJob's stream holds its runtime, Trainer's
+// deepspeed-distributed unchanged but for a launcher that is no node, as
+// an MPIJob's is not, which the render validates and resolves too.
+// Compare the two with benchstat -col /kind.
+func BenchmarkTrainJobAgainstMPIJob(b *testing.B) {
+	runtime, err := os.ReadFile("../examples/trainer/runtimes/deepspeed_distributed.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	streams := map[string]string{
+		"MPIJob": `apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: big
+spec:
+  slotsPerWorker: 8
+  sshAuthMountPath: /home/mpiuser/.ssh
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - name: launcher
+            image: ghcr.io/kubeflow/trainer/deepspeed-runtime
+            command: [mpirun, deepspeed, train.py]
+    Worker:
+      replicas: 64
+      template:
+        spec:
+          containers:
+          - name: worker
+            image: ghcr.io/kubeflow/trainer/deepspeed-runtime
+            command: [/usr/sbin/sshd, -De, -f, /home/mpiuser/.sshd_config]
+`,
+		"TrainJob": `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: big
+spec:
+  runtimeRef:
+    name: deepspeed-distributed
+  trainer:
+    command: [mpirun, deepspeed, train.py]
+    numNodes: 64
+    numProcPerNode: 8
+---
+` + strings.Replace(string(runtime), "runLauncherAsNode: true", "runLauncherAsNode: false", 1),
+	}
+	for _, kind := range []string{"MPIJob", "TrainJob"} {
+		b.Run("kind="+kind, func(b *testing.B) {
+			b.ReportAllocs()
+			var objects int
+			for b.Loop() {
+				objects = renderStream(b, []byte(streams[kind]))
+			}
+			b.ReportMetric(float64(objects), "objects/op")
+		})
+	}
 }

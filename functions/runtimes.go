@@ -16,7 +16,13 @@ func collectRuntimes(docs []Document) (runtimes.Catalog, []Document, Diagnostics
 	var catalog runtimes.Catalog
 	var rest []Document
 	var diags Diagnostics
+	// Taken only by an input that has runtimes: CUE builds their schema.
 	var validator *schemas.Validator
+	defer func() {
+		if validator != nil {
+			validator.Return()
+		}
+	}()
 	for _, doc := range docs {
 		if !runtimes.IsRuntime(doc.Node.GetApiVersion(), doc.Node.GetKind()) {
 			rest = append(rest, doc)
@@ -24,7 +30,6 @@ func collectRuntimes(docs []Document) (runtimes.Catalog, []Document, Diagnostics
 		}
 		if validator == nil {
 			validator = schemas.TakeValidator()
-			defer validator.Return()
 		}
 		rt, problems := render.Runtime(doc.Node, where(doc), validator)
 		if problems != nil {

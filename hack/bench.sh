@@ -25,3 +25,7 @@ echo "Go benchmark results written to .cache/bench/go.txt"
 echo
 echo "A Service per worker of a PyTorchJob of 1,000 workers (replicaServices: true), against the job's own (false), in this run:"
 .cache/bin/benchstat -filter '.name:ReplicaServices' -col /services .cache/bench/go.txt
+
+echo
+echo "A TrainJob of 64 MPI nodes (Trainer's deepspeed-distributed runtime, resolved in the same run), against an MPIJob of 64 workers, in this run:"
+.cache/bin/benchstat -filter '.name:TrainJobAgainstMPIJob' -col /kind .cache/bench/go.txt

@@ -82,6 +82,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		errs = append(errs, r.ensureSSHSecret(ctx, j, name))
 	}
 	errs = append(errs, r.renew(ctx, j))
+	errs = append(errs, r.liftDependencyGates(ctx, j))
 	ended := false
 	var again time.Duration
 	for _, w := range j.workers() {

@@ -34,6 +34,9 @@ type Job struct {
 	// Recorded is the phase the reconciler last recorded, if any.
 	Recorded phase.Phase `json:"recordedPhase,omitempty"`
 	phase.Summary
+	// JobsStatus, for a TrainJob, counts the Jobs of each replicated job
+	// by state, as Trainer's status.jobsStatus does.
+	JobsStatus []JobStatus `json:"jobsStatus,omitempty"`
 }
 
 // JobList is how several jobs are written as one JSON or YAML document.
@@ -127,10 +130,11 @@ func find(ctx context.Context, c Lister, namespace string, selector map[string]s
 		recorded := phase.Recorded(*objs)
 		out = append(out, Job{
 			Namespace: k.namespace, Name: k.name,
-			Kind:     KindOf(*objs),
-			Created:  created(*objs),
-			Recorded: recorded,
-			Summary:  phase.Of(recorded, *objs),
+			Kind:       KindOf(*objs),
+			Created:    created(*objs),
+			Recorded:   recorded,
+			Summary:    phase.Of(recorded, *objs),
+			JobsStatus: jobsStatus(objs.Jobs),
 		})
 	}
 	slices.SortFunc(out, func(a, b Job) int {

@@ -40,6 +40,14 @@ const (
 	// "container/<name>", the workers' container whose successful exit
 	// ends it (an elastic PyTorchJob's agents leave together).
 	EndsWith = "trainfn.dev/ends-with"
+	// DependsOn, on a pod template, lists the Jobs its pods wait for, as a
+	// TrainJob's runtime orders its replicated jobs (JobSet's dependsOn):
+	// "<job>=Ready,<job>=Complete". Its pods are held by DependsOnGate,
+	// which the reconciler lifts once every Job listed is so: Ready, when
+	// its pods are all ready or done; Complete, when it succeeded.
+	DependsOn = "trainfn.dev/depends-on"
+	// DependsOnGate is the scheduling gate of pods that wait for Jobs.
+	DependsOnGate = "trainfn.dev/depends-on"
 )
 
 // FieldManager is the name everything the reconciler's process writes is

@@ -14,6 +14,7 @@ import (
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/pod"
 	"github.com/trainfn/trainfn/render/result"
+	"github.com/trainfn/trainfn/render/waitfor"
 	"github.com/trainfn/trainfn/render/workload"
 	"github.com/trainfn/trainfn/render/ynode"
 )
@@ -324,28 +325,11 @@ func waitFor(name, host string, main *pod.Container) *yaml.Node {
 		"name", name,
 		"image", yaml.CopyYNode(main.Get("image")),
 		"imagePullPolicy", yaml.CopyYNode(main.Get("imagePullPolicy")),
-		"command", []string{"/bin/sh", "-c", waitForHostScript, name, host},
+		"command", []string{"/bin/sh", "-c", waitfor.HostScript, name, host},
 		"resources", yaml.CopyYNode(main.Get("resources")),
 		"securityContext", yaml.CopyYNode(main.Get("securityContext")),
 	)
 }
-
-// waitForHostScript waits until the host given as its first argument
-// resolves, with whichever resolver the image has. A pod does not wait for
-// itself: its own name may resolve only once it is ready.
-const waitForHostScript = `[ "$(cat /proc/sys/kernel/hostname 2>/dev/null)" = "$1" ] && exit 0
-resolves() {
-  if command -v getent >/dev/null 2>&1; then getent hosts "$1" >/dev/null 2>&1
-  elif command -v python3 >/dev/null 2>&1; then python3 -c 'import socket, sys; socket.getaddrinfo(sys.argv[1], None)' "$1" 2>/dev/null
-  elif command -v python >/dev/null 2>&1; then python -c 'import socket, sys; socket.getaddrinfo(sys.argv[1], None)' "$1" 2>/dev/null
-  else nslookup "$1" >/dev/null 2>&1
-  fi
-}
-until resolves "$1"; do
-  echo "waiting for $1 to resolve"
-  sleep 2
-done
-`
 
 func setEnv(t *pod.Template, env []envVar) {
 	for _, c := range t.Containers() {

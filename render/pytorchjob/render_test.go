@@ -3,6 +3,7 @@ package pytorchjob
 import (
 	"bytes"
 	"context"
+	"github.com/trainfn/trainfn/render/waitfor"
 	"maps"
 	"os"
 	"os/exec"
@@ -279,7 +280,7 @@ func TestWaitForHostScript(t *testing.T) {
 	run := func(host string, within time.Duration) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), within)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", waitForHostScript, "wait-for-master", host)
+		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", waitfor.HostScript, "wait-for-master", host)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()
@@ -295,7 +296,7 @@ func TestWaitForHostScript(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		self := "worker-0.no-such-host.invalid"
-		cmd := exec.CommandContext(ctx, "unshare", "--uts", "/bin/sh", "-c", `hostname "$0" && exec /bin/sh -c "$1" wait-for "$0"`, self, waitForHostScript)
+		cmd := exec.CommandContext(ctx, "unshare", "--uts", "/bin/sh", "-c", `hostname "$0" && exec /bin/sh -c "$1" wait-for "$0"`, self, waitfor.HostScript)
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "%s", out)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +17,7 @@ import (
 	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/render/pod"
 	"github.com/trainfn/trainfn/render/result"
+	"github.com/trainfn/trainfn/render/trainjob/runtimes"
 	"github.com/trainfn/trainfn/render/workload"
 	"github.com/trainfn/trainfn/render/ynode"
 )
@@ -71,6 +73,16 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 	if m := p.mlPolicy.MPI; m != nil {
 		out.Objects = append(out.Objects, j.Object("v1", "ConfigMap", MPIHostfile(j.Name), p.labels,
 			"data", ynode.StringMap(map[string]string{mpiHostfileKey: j.hostfile(p, subdomain)})))
+		if mpi.LaunchesBackToLauncher(implementation(m)) && p.index(launcherName) >= 0 {
+			// Hydra's remote proxies dial the launcher by its short
+			// hostname, which resolves as a Service name in the namespace.
+			launcher := fmt.Sprintf("%s-%s-0-0", j.Name, launcherName)
+			out.Objects = append(out.Objects, j.Object("v1", "Service", launcher, p.labels,
+				"spec", ynode.Map(
+					"clusterIP", "None",
+					"selector", ynode.StringMap(map[string]string{jobSetNameLabel: j.Name, replicatedJobNameLabel: launcherName}),
+					"publishNotReadyAddresses", true)))
+		}
 	}
 
 	claims, err := j.claims(p)
@@ -155,8 +167,9 @@ func (j *Job) trainerOverrides(p *plan) {
 	}
 }
 
-// hostfile lists the MPI nodes, launcher first when it is a node too, each
-// with the slots of a node, in the implementation's format.
+// hostfile lists the MPI nodes, in the runtime's order of replicated jobs
+// (Trainer's runtimes list the launcher last), each with the slots of a
+// node, in the implementation's format.
 func (j *Job) hostfile(p *plan, subdomain string) string {
 	m := p.mlPolicy.MPI
 	var hosts []handoff.Host
@@ -166,7 +179,14 @@ func (j *Job) hostfile(p *plan, subdomain string) string {
 		}
 		for idx := range int(r.Replicas) {
 			for k := range int(p.counts[i]) {
-				hosts = append(hosts, handoff.Host{Name: fmt.Sprintf("%s-%s-%d-%d.%s", j.Name, r.Name, idx, k, subdomain), Slots: m.NumProcPerNode})
+				host := fmt.Sprintf("%s-%s-%d-%d.%s", j.Name, r.Name, idx, k, subdomain)
+				if r.Name == launcherName && mpi.LaunchesBackToLauncher(implementation(m)) {
+					// Hydra knows its own host by its hostname alone, and
+					// would ssh to any other name of it; the launcher's
+					// Service makes that name resolve on the nodes.
+					host = fmt.Sprintf("%s-%s-%d-%d", j.Name, r.Name, idx, k)
+				}
+				hosts = append(hosts, handoff.Host{Name: host, Slots: m.NumProcPerNode})
 			}
 		}
 	}
@@ -212,6 +232,12 @@ func (j *Job) job(p *plan, i, idx, global int, subdomain string) (*yaml.RNode, *
 	t := &spec.Template
 	t.Labels = merged(merged(t.Labels, j.Labels), labels)
 	j.claimVolumes(p, &t.Spec)
+	if deps := p.dependencies(j.Name, r); deps != "" {
+		// JobSet creates a dependent's Jobs once what it depends on is so;
+		// here they exist from the start, their pods held until then.
+		t.Annotations = merged(t.Annotations, map[string]string{handoff.DependsOn: deps})
+		t.Spec.SchedulingGates = append(t.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: handoff.DependsOnGate})
+	}
 	t.Spec.Subdomain = subdomain
 	if t.Spec.RestartPolicy == "" {
 		t.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
@@ -240,6 +266,22 @@ func (j *Job) job(p *plan, i, idx, global int, subdomain string) (*yaml.RNode, *
 		workload.Annotate(obj, map[string]string{handoff.EndsWith: handoff.EndsWithJob(leader), handoff.CleanPodPolicy: "All"})
 	}
 	return obj, template, nil
+}
+
+// dependencies are the Jobs a replicated job's pods wait for, with the
+// status each must reach, in the DependsOn annotation's format.
+func (p *plan) dependencies(job string, r runtimes.ReplicatedJob) string {
+	var deps []string
+	for _, d := range r.DependsOn {
+		i := p.index(d.Name)
+		if i < 0 {
+			continue // refused by Check
+		}
+		for idx := range int(p.spec.ReplicatedJobs[i].Replicas) {
+			deps = append(deps, fmt.Sprintf("%s-%s-%d=%s", job, d.Name, idx, d.Status))
+		}
+	}
+	return strings.Join(deps, ",")
 }
 
 // leader is the one Job whose success is the job's, when the success

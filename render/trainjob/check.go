@@ -2,12 +2,14 @@ package trainjob
 
 import (
 	"fmt"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/trainfn/trainfn/render/gang"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/result"
+	"github.com/trainfn/trainfn/render/trainjob/runtimes"
 )
 
 // Check reports what the schema cannot say: the runtime the job refers
@@ -17,8 +19,22 @@ func (j *Job) Check() field.ErrorList {
 	if j.resolveErr != nil {
 		return field.ErrorList{field.Invalid(at, j.Spec.RuntimeRef.String(), j.resolveErr.Error())}
 	}
+	if m := j.Runtime.Spec.MLPolicy; m != nil && m.Flux != nil {
+		return field.ErrorList{field.Invalid(at, j.Spec.RuntimeRef.String(), "the runtime's mlPolicy flux is not supported by trainfn yet")}
+	}
 	var errs field.ErrorList
-	for _, r := range j.Runtime.Spec.Template.Spec.ReplicatedJobs {
+	rjobs := j.Runtime.Spec.Template.Spec.ReplicatedJobs
+	for i, r := range rjobs {
+		for _, d := range r.DependsOn {
+			// JobSet's webhook: the first replicated job depends on none,
+			// and the others on replicated jobs that exist.
+			if k := slices.IndexFunc(rjobs, func(o runtimes.ReplicatedJob) bool { return o.Name == d.Name }); k < 0 || k >= i {
+				errs = append(errs, field.Invalid(at, j.Spec.RuntimeRef.String(), fmt.Sprintf(
+					"replicated job %s of the runtime depends on %s, which is not a replicated job listed before it", r.Name, d.Name)))
+			}
+		}
+	}
+	for _, r := range rjobs {
 		// JobSet refuses a JobSet whose longest pod name, with the Job
 		// controller's random suffix, passes 63 characters.
 		longest := fmt.Sprintf("%s-%s-%d-%d-abcde", j.Name, r.Name, max(r.Replicas-1, 0), 0)
@@ -37,11 +53,12 @@ func (j *Job) warnings(p *plan) []result.Warning {
 		out = append(out, result.Warning{Field: field.NewPath("spec", "runtimeRef"),
 			Message: fmt.Sprintf("%s is deprecated by its authors", j.Spec.RuntimeRef)})
 	}
-	for _, r := range p.spec.ReplicatedJobs {
-		for _, d := range r.DependsOn {
-			out = append(out, result.Warning{Field: field.NewPath("spec", "runtimeRef"), Message: fmt.Sprintf(
-				"the runtime's replicated job %s depends on %s being %s, which trainfn does not enforce yet: its Jobs start with %s's", r.Name, d.Name, d.Status, d.Name)})
-		}
+	template := field.NewPath("spec", "runtimeRef")
+	if sp := p.spec.StartupPolicy; sp != nil && sp.StartupPolicyOrder == "InOrder" {
+		out = append(out, result.Warning{Field: template, Message: "the runtime's startupPolicy InOrder is not enforced: its replicated jobs start together; order them with dependsOn"})
+	}
+	if fp := p.spec.FailurePolicy; fp != nil && (fp.MaxRestarts > 0 || len(fp.Rules) > 0) {
+		out = append(out, result.Warning{Field: template, Message: "the runtime's failurePolicy is not rendered: no Job restarts the others; each Job retries its pods by its own backoffLimit"})
 	}
 	if pg := p.podGroupPolicy; pg != nil && j.Options.Gang.Scheduler == "" {
 		want := options.SchedulerPlugins

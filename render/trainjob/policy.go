@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/trainfn/trainfn/render/trainjob/runtimes"
+	"github.com/trainfn/trainfn/render/waitfor"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -130,7 +131,7 @@ func mapKeys(l corev1.ResourceList) func(func(corev1.ResourceName) bool) {
 }
 
 // host is the first pod of a replicated job, by its JobSet hostname.
-func (j *Job) host(p *plan, job string) string {
+func (j *Job) host(job string) string {
 	return fmt.Sprintf("%s-%s-0-0.%s", j.Name, job, j.Name)
 }
 
@@ -157,7 +158,7 @@ func (j *Job) enforceMLPolicy(p *plan) field.ErrorList {
 			upsertEnv(&main.Env,
 				value("JAX_NUM_PROCESSES", strconv.Itoa(int(p.counts[trainer]))),
 				fromField("JAX_PROCESS_ID", jobCompletionIndex),
-				value("JAX_COORDINATOR_ADDRESS", fmt.Sprintf("%s:%d", j.host(p, nodeName), trainerPort)))
+				value("JAX_COORDINATOR_ADDRESS", fmt.Sprintf("%s:%d", j.host(nodeName), trainerPort)))
 			upsertPort(&main.Ports, trainerPort)
 		}
 	case m.XGBoost != nil:
@@ -165,7 +166,7 @@ func (j *Job) enforceMLPolicy(p *plan) field.ErrorList {
 			perNode := max(1, gpus(j.resourcesPerNode(p)))
 			upsertEnv(&main.Env, t.Env...)
 			upsertEnv(&main.Env,
-				value("DMLC_TRACKER_URI", j.host(p, nodeName)),
+				value("DMLC_TRACKER_URI", j.host(nodeName)),
 				value("DMLC_TRACKER_PORT", strconv.Itoa(trainerPort)),
 				fromField("DMLC_TASK_ID", jobCompletionIndex),
 				value("DMLC_NUM_WORKER", strconv.Itoa(int(p.counts[trainer])*perNode)))
@@ -196,7 +197,7 @@ func (j *Job) torch(p *plan, trainer int, main *corev1.Container) field.ErrorLis
 		fromField("PET_NODE_RANK", jobCompletionIndex),
 	}
 	master := []corev1.EnvVar{
-		value("PET_MASTER_ADDR", j.host(p, nodeName)),
+		value("PET_MASTER_ADDR", j.host(nodeName)),
 		value("PET_MASTER_PORT", strconv.Itoa(trainerPort)),
 	}
 	if main != nil {
@@ -291,6 +292,7 @@ func (j *Job) mpi(p *plan) field.ErrorList {
 		if r.Name == launcherName {
 			upsertVolumeMount(&c.VolumeMounts, corev1.VolumeMount{Name: mpiHostfileVolume, MountPath: mpiHostfileDir})
 			upsertEnv(&c.Env, launcherEnv(m)...)
+			spec.InitContainers = append(spec.InitContainers, waitForHosts(c))
 		}
 	}
 	return nil
@@ -322,4 +324,22 @@ func implementation(m *runtimes.MPIPolicy) mpi.Implementation {
 		return mpi.OpenMPI
 	}
 	return mpi.Implementation(m.MPIImplementation)
+}
+
+// waitForHosts is an init container that holds the launcher back until
+// every host of its hostfile resolves, its own name included: mpirun run
+// sooner takes a name it cannot resolve for a remote host, and fails. It
+// runs in the launcher's image, so it needs none of its own; the runtime's
+// dependsOn has the launcher wait for the nodes to accept connections.
+func waitForHosts(launcher *corev1.Container) corev1.Container {
+	hostfile := mpiHostfileDir + "/" + mpiHostfileKey
+	return corev1.Container{
+		Name:            "wait-for-hosts",
+		Image:           launcher.Image,
+		ImagePullPolicy: launcher.ImagePullPolicy,
+		Command:         []string{"/bin/sh", "-c", waitfor.HostfileScript, "wait-for-hosts", hostfile},
+		Resources:       launcher.Resources,
+		SecurityContext: launcher.SecurityContext,
+		VolumeMounts:    []corev1.VolumeMount{{Name: mpiHostfileVolume, MountPath: mpiHostfileDir}},
+	}
 }

@@ -24,7 +24,7 @@ func (j *Job) torchTuneArgs(p *plan, nodes int32, procs string, gpus int, runtim
 	var out []string
 	n, numeric := strconv.Atoi(procs)
 	if nodes > 1 || numeric == nil && n > 1 || numeric != nil && gpus > 1 {
-		out = append(out, fmt.Sprintf("%s=%s:%d", torchTuneRdzvFlag, j.host(p, nodeName), trainerPort))
+		out = append(out, fmt.Sprintf("%s=%s:%d", torchTuneRdzvFlag, j.host(nodeName), trainerPort))
 	}
 	args := j.Spec.Trainer.Args
 	recipe, suffix := "full_finetune_distributed", "_full"

@@ -93,7 +93,7 @@ func (s *submission) tryKubectl(stdin io.Reader, args ...string) error {
 func (s *submission) finish(job string, within time.Duration) (succeeded bool, took time.Duration) {
 	s.t.Helper()
 	ended, succeeded, took := s.ends(job, within)
-	require.True(s.t, ended, "Job %s did not end within %s", job, within)
+	require.True(s.t, ended, "Job %s did not end within %s; its pods printed:\n%s", job, within, s.logs("batch.kubernetes.io/job-name="+job, ""))
 	return succeeded, took
 }
 
