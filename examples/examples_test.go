@@ -58,7 +58,7 @@ func withWorkspace(run func() int) (_ int, err error) {
 }
 
 // kustomizations are the examples that build as they are.
-var kustomizations = []string{"kustomize/transformer", "kustomize/generator"}
+var kustomizations = []string{"kustomize/transformer", "kustomize/generator", "kustomize/trainjob"}
 
 func TestKustomizeInProcess(t *testing.T) {
 	for _, example := range kustomizations {

@@ -3,7 +3,6 @@ package pytorchjob
 import (
 	"bytes"
 	"context"
-	"github.com/trainfn/trainfn/render/waitfor"
 	"maps"
 	"os"
 	"os/exec"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/result"
+	"github.com/trainfn/trainfn/render/waitfor"
 	"github.com/trainfn/trainfn/render/workload"
 )
 

@@ -204,7 +204,7 @@ func (j *Job) torch(p *plan, trainer int, main *corev1.Container) field.ErrorLis
 		upsertEnv(&main.Env, t.Env...)
 		upsertEnv(&main.Env, pet...)
 		if slices.Equal(t.Command, torchTuneEntrypoint) {
-			j.Spec.Trainer.Command = append(slices.Clone(t.Command), j.torchTuneArgs(p, nodes, procs, gpus(res), main)...)
+			j.Spec.Trainer.Command = append(slices.Clone(t.Command), j.torchTuneArgs(nodes, procs, gpus(res), main)...)
 		} else {
 			upsertEnv(&main.Env, master...)
 		}

@@ -20,7 +20,7 @@ var torchTuneImmutable = []string{"output_dir", "tokenizer.path", "checkpointer.
 // endpoint when more than one process trains, the recipe and its config
 // (named after the runtime: torchtune-llama3.2-1b runs llama3_2/1B_*),
 // then the runtime's paths.
-func (j *Job) torchTuneArgs(p *plan, nodes int32, procs string, gpus int, runtime *corev1.Container) []string {
+func (j *Job) torchTuneArgs(nodes int32, procs string, gpus int, runtime *corev1.Container) []string {
 	var out []string
 	n, numeric := strconv.Atoi(procs)
 	if nodes > 1 || numeric == nil && n > 1 || numeric != nil && gpus > 1 {
