@@ -36,6 +36,12 @@ type Job interface {
 	Build() (result.Output, gang.Gang, field.ErrorList)
 }
 
+// schedulerChooser is a Job whose spec names a gang scheduler, used when
+// the run names none (a TrainJob's runtime, by its podGroupPolicy).
+type schedulerChooser interface {
+	GangOptions(options.Gang) options.Gang
+}
+
 // Decoder reads a document its schema accepted, defaults filled in, into
 // the kind's model, with the options the job renders with. An error is a
 // bug (the schema accepted what the kind cannot read), not the user's.
@@ -156,7 +162,11 @@ func run(kind Kind, valid *schemas.Validated, opts options.Options) (result.Outp
 	if len(errs) == 0 {
 		var scheduling []*yaml.RNode
 		var gangWarnings []result.Warning
-		scheduling, gangWarnings, errs = gang.Render(g, opts.Gang)
+		gangOpts := opts.Gang
+		if c, ok := job.(schedulerChooser); ok {
+			gangOpts = c.GangOptions(gangOpts)
+		}
+		scheduling, gangWarnings, errs = gang.Render(g, gangOpts)
 		out.Objects = append(out.Objects, scheduling...)
 		out.Warnings = slices.Concat(out.Warnings, gangWarnings, downward.Check(g.Members))
 	}

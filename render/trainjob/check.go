@@ -60,16 +60,23 @@ func (j *Job) warnings(p *plan) []result.Warning {
 	if fp := p.spec.FailurePolicy; fp != nil && (fp.MaxRestarts > 0 || len(fp.Rules) > 0) {
 		out = append(out, result.Warning{Field: template, Message: "the runtime's failurePolicy is not rendered: no Job restarts the others; each Job retries its pods by its own backoffLimit"})
 	}
-	if pg := p.podGroupPolicy; pg != nil && j.Options.Gang.Scheduler == "" {
-		want := options.SchedulerPlugins
-		if pg.Volcano != nil {
-			want = options.Volcano
-		}
-		out = append(out, result.Warning{Field: field.NewPath("spec", "runtimeRef"), Message: fmt.Sprintf(
-			"the runtime's podGroupPolicy asks for gang scheduling, which renders with a gang scheduler chosen: set the annotation %s: %s, or gangScheduling in trainfn's config",
-			options.GangSchedulerAnnotation, want)})
-	}
 	return out
+}
+
+// GangOptions choose the gang scheduler the runtime's podGroupPolicy
+// names, as Trainer's coscheduling and Volcano plugins do, when the run
+// chooses none: scheduler-plugins' coscheduling, or Volcano.
+func (j *Job) GangOptions(o options.Gang) options.Gang {
+	if o.Scheduler != options.NoGang || j.Runtime == nil || j.Runtime.Spec.PodGroupPolicy == nil {
+		return o
+	}
+	switch pg := j.Runtime.Spec.PodGroupPolicy; {
+	case pg.Coscheduling != nil:
+		o.Scheduler = options.SchedulerPlugins
+	case pg.Volcano != nil:
+		o.Scheduler = options.Volcano
+	}
+	return o
 }
 
 // gangPolicy is the runtime's pod group policy, for the gang scheduler
