@@ -87,15 +87,9 @@ func (j *job) dependenciesMet(deps string) bool {
 	return true
 }
 
-// ready tells whether every pod a Job runs at once is ready, or done.
+// ready tells whether every pod a Job runs at once is ready or done, as
+// JobSet's dependsOn counts it: failed pods too.
 func ready(job *batchv1.Job) bool {
-	want := int32(1)
-	if job.Spec.Parallelism != nil {
-		want = *job.Spec.Parallelism
-	}
-	var isReady int32
-	if job.Status.Ready != nil {
-		isReady = *job.Status.Ready
-	}
-	return isReady+job.Status.Succeeded+job.Status.Failed >= want
+	up, want := phase.PodsUp(job)
+	return up+job.Status.Failed >= want
 }

@@ -67,15 +67,7 @@ func count(s *JobStatus, j *batchv1.Job) {
 	if j.Status.Active > 0 {
 		s.Active++
 	}
-	want := int32(1)
-	if j.Spec.Parallelism != nil {
-		want = *j.Spec.Parallelism
-	}
-	var ready int32
-	if j.Status.Ready != nil {
-		ready = *j.Status.Ready
-	}
-	if ready+j.Status.Succeeded >= want {
+	if up, want := phase.PodsUp(j); up >= want {
 		s.Ready++
 	}
 }

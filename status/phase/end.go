@@ -121,3 +121,17 @@ func because(c *batchv1.JobCondition) string {
 	}
 	return fmt.Sprintf(": %s: %s", c.Reason, c.Message)
 }
+
+// PodsUp counts a Job's pods that are ready or succeeded, and how many it
+// runs at once (its parallelism): a Job with as many is up, as JobSet
+// counts a Job ready.
+func PodsUp(j *batchv1.Job) (up, want int32) {
+	want = 1
+	if j.Spec.Parallelism != nil {
+		want = *j.Spec.Parallelism
+	}
+	if j.Status.Ready != nil {
+		up = *j.Status.Ready
+	}
+	return up + j.Status.Succeeded, want
+}
