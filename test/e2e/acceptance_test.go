@@ -53,6 +53,7 @@ func TestAcceptance(t *testing.T) {
 				t.Parallel()
 				ns := kube.Namespace(t)
 				provideClaims(t, ns, objs)
+				provideServiceAccounts(t, ns, objs)
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
 				require.NoError(t, serverSideApply(ctx, ns, objs), "the API server refused %s", path)
@@ -68,6 +69,7 @@ func TestAcceptance(t *testing.T) {
 				}
 				ns := kube.Namespace(t)
 				provideClaims(t, ns, objs)
+				provideServiceAccounts(t, ns, objs)
 				file := path
 				if len(objs) != len(all) {
 					file = writeObjects(t, objs)

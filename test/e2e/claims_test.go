@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // provideClaims creates, in ns, the PersistentVolumeClaims the output's
@@ -29,11 +30,17 @@ func provideClaims(t *testing.T, ns string, objs []*unstructured.Unstructured) {
 			claim := v.PersistentVolumeClaim.ClaimName
 			volume := ns + "-" + claim
 			size := resource.MustParse("1Gi")
+			rendered, access := renderedClaim(t, objs, claim)
+			if rendered != nil {
+				// The output has the claim (a TrainJob's volumeClaimPolicies):
+				// only a volume for it to bind is provided.
+				size = rendered.Spec.Resources.Requests[corev1.ResourceStorage]
+			}
 			_, err := kube.Client.CoreV1().PersistentVolumes().Create(ctx, &corev1.PersistentVolume{
 				ObjectMeta: metav1.ObjectMeta{Name: volume},
 				Spec: corev1.PersistentVolumeSpec{
 					Capacity:                      corev1.ResourceList{corev1.ResourceStorage: size},
-					AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+					AccessModes:                   access,
 					PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
 					PersistentVolumeSource:        corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/tmp/" + volume}},
 					ClaimRef:                      &corev1.ObjectReference{Namespace: ns, Name: claim},
@@ -46,6 +53,9 @@ func provideClaims(t *testing.T, ns string, objs []*unstructured.Unstructured) {
 			t.Cleanup(func() {
 				_ = kube.Client.CoreV1().PersistentVolumes().Delete(context.Background(), volume, metav1.DeleteOptions{})
 			})
+			if rendered != nil {
+				continue
+			}
 			_, err = kube.Client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, &corev1.PersistentVolumeClaim{
 				ObjectMeta: metav1.ObjectMeta{Name: claim},
 				Spec: corev1.PersistentVolumeClaimSpec{
@@ -56,6 +66,44 @@ func provideClaims(t *testing.T, ns string, objs []*unstructured.Unstructured) {
 				},
 			}, metav1.CreateOptions{})
 			require.NoError(t, err, "creating PersistentVolumeClaim %s", claim)
+		}
+	}
+}
+
+// renderedClaim is the output's PersistentVolumeClaim of that name, if it
+// has one, and the access modes a volume for the claim needs.
+func renderedClaim(t *testing.T, objs []*unstructured.Unstructured, name string) (*corev1.PersistentVolumeClaim, []corev1.PersistentVolumeAccessMode) {
+	for _, obj := range objs {
+		if obj.GetKind() != "PersistentVolumeClaim" || obj.GetName() != name {
+			continue
+		}
+		var claim corev1.PersistentVolumeClaim
+		require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &claim))
+		return &claim, claim.Spec.AccessModes
+	}
+	return nil, []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}
+}
+
+// provideServiceAccounts creates the ServiceAccounts the pods name and the
+// output does not render, as a cluster provides them (Kubeflow Trainer's
+// data cache installs the one its runtime's initializer runs as).
+func provideServiceAccounts(t *testing.T, ns string, objs []*unstructured.Unstructured) {
+	rendered := map[string]bool{}
+	for _, obj := range objs {
+		if obj.GetKind() == "ServiceAccount" {
+			rendered[obj.GetName()] = true
+		}
+	}
+	for _, tmpl := range podTemplates(t, objs) {
+		name := tmpl.Spec.ServiceAccountName
+		if name == "" || name == "default" || rendered[name] {
+			continue
+		}
+		rendered[name] = true
+		_, err := kube.Client.CoreV1().ServiceAccounts(ns).Create(context.Background(), &corev1.ServiceAccount{
+			ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+		if !apierrors.IsAlreadyExists(err) {
+			require.NoError(t, err, "creating ServiceAccount %s", name)
 		}
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/mpi"
 )
 
@@ -63,7 +64,7 @@ func checkWorkloads(t *testing.T, ns string, objs []*unstructured.Unstructured) 
 		require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &job))
 		for _, hostname := range jobHostnames(&job) {
 			indexed[hostname] = isIndexed(&job)
-			promised[hostname] = !suspended(&job) && !elsewhere(&job)
+			promised[hostname] = !suspended(&job) && !elsewhere(&job) && !heldForDependencies(&job)
 		}
 		for _, pod := range jobPods(t, ns, &job) {
 			if waitContainer(pod) != nil {
@@ -109,7 +110,9 @@ func checkWorkloads(t *testing.T, ns string, objs []*unstructured.Unstructured) 
 	}
 	// A launcher waits for running workers; the check below must not go
 	// quietly unrun because the wait container could not be recognised.
-	if workers > 0 {
+	// A TrainJob's launcher waits at its dependsOn gate instead, which
+	// trainfn's reconciler lifts once the nodes are ready (test/onnode).
+	if workers > 0 && !slices.ContainsFunc(objs, heldObject(t)) {
 		require.NotEmpty(t, launchers, "the hostfile names running workers, but no launcher pod runs the wait-for-workers script")
 	}
 	for _, launcher := range launchers {
@@ -280,6 +283,14 @@ func jobPods(t *testing.T, ns string, job *batchv1.Job) []*corev1.Pod {
 		for i := range list.Items {
 			pod := &list.Items[i]
 			pods = append(pods, pod)
+			if heldForDependencies(job) {
+				// Only trainfn's reconciler, not running here, lets them
+				// out: their Jobs' pods are made, and wait at the gate.
+				if !slices.ContainsFunc(pod.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == handoff.DependsOnGate }) {
+					waiting = append(waiting, pod.Name+" is not held at "+handoff.DependsOnGate)
+				}
+				continue
+			}
 			if !running(pod) {
 				waiting = append(waiting, fmt.Sprintf("%s is %s %s", pod.Name, pod.Status.Phase, conditionMessages(pod)))
 			}
@@ -298,6 +309,25 @@ func jobPods(t *testing.T, ns string, job *batchv1.Job) []*corev1.Pod {
 		require.Equal(t, job.Spec.Template.Spec.Subdomain, pod.Spec.Subdomain, "subdomain of %s", pod.Name)
 	}
 	return pods
+}
+
+// heldObject tells whether an object of the output is a Job whose pods
+// wait at a TrainJob's dependsOn gate.
+func heldObject(t *testing.T) func(*unstructured.Unstructured) bool {
+	return func(obj *unstructured.Unstructured) bool {
+		if obj.GetAPIVersion() != "batch/v1" || obj.GetKind() != "Job" {
+			return false
+		}
+		var job batchv1.Job
+		require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &job))
+		return heldForDependencies(&job)
+	}
+}
+
+// heldForDependencies tells whether a Job's pods wait at the scheduling
+// gate of a TrainJob's dependsOn, which the reconciler lifts.
+func heldForDependencies(job *batchv1.Job) bool {
+	return slices.ContainsFunc(job.Spec.Template.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == handoff.DependsOnGate })
 }
 
 // podHostname is the hostname of a Job's pod of some completion index: for
