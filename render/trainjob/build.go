@@ -64,20 +64,20 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 			publish = *n.PublishNotReadyAddresses
 		}
 	}
-	service := j.Object("v1", "Service", subdomain, p.labels,
+	service := j.Object("v1", "Service", subdomain, p.objectLabels(j.Name),
 		"spec", ynode.Map(
 			"clusterIP", "None",
 			"selector", ynode.StringMap(map[string]string{jobSetNameLabel: j.Name}),
 			"publishNotReadyAddresses", publish))
 	out.Objects = append(out.Objects, service)
 	if m := p.mlPolicy.MPI; m != nil {
-		out.Objects = append(out.Objects, j.Object("v1", "ConfigMap", MPIHostfile(j.Name), p.labels,
+		out.Objects = append(out.Objects, j.Object("v1", "ConfigMap", MPIHostfile(j.Name), p.objectLabels(j.Name),
 			"data", ynode.StringMap(map[string]string{mpiHostfileKey: j.hostfile(p, subdomain)})))
 		if mpi.LaunchesBackToLauncher(implementation(m)) && p.index(launcherName) >= 0 {
 			// Hydra's remote proxies dial the launcher by its short
 			// hostname, which resolves as a Service name in the namespace.
 			launcher := fmt.Sprintf("%s-%s-0-0", j.Name, launcherName)
-			out.Objects = append(out.Objects, j.Object("v1", "Service", launcher, p.labels,
+			out.Objects = append(out.Objects, j.Object("v1", "Service", launcher, p.objectLabels(j.Name),
 				"spec", ynode.Map(
 					"clusterIP", "None",
 					"selector", ynode.StringMap(map[string]string{jobSetNameLabel: j.Name, replicatedJobNameLabel: launcherName}),
@@ -255,7 +255,8 @@ func (j *Job) job(p *plan, i, idx, global int, subdomain string) (*yaml.RNode, *
 	// The template last, as Jobs are written.
 	_ = yaml.NewRNode(specNode).PipeE(yaml.Clear("template"))
 	ynode.Set(specNode, "template", template.Node())
-	jobLabels := merged(r.Template.Labels, labels)
+	// The JobSet's labels: here the Jobs are the JobSet.
+	jobLabels := merged(merged(p.labels, r.Template.Labels), labels)
 	obj := j.Object("batch/v1", "Job", name, jobLabels, "spec", specNode)
 	if len(r.Template.Annotations) > 0 {
 		workload.Annotate(obj, r.Template.Annotations)
@@ -311,6 +312,12 @@ func (p *plan) role(name string) string {
 		}
 	}
 	return name
+}
+
+// objectLabels are the labels of the job's objects but its Jobs: the
+// runtime's and the patches', and those that find the job's objects.
+func (p *plan) objectLabels(job string) map[string]string {
+	return merged(p.labels, handoff.JobLabels(job))
 }
 
 func (p *plan) globalReplicas() int {
@@ -396,7 +403,7 @@ func (j *Job) claims(p *plan) ([]*yaml.RNode, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, j.Object("v1", "PersistentVolumeClaim", claimName(j.Name, t.Name), merged(p.labels, t.Labels), "spec", spec))
+			out = append(out, j.Object("v1", "PersistentVolumeClaim", claimName(j.Name, t.Name), merged(p.objectLabels(j.Name), t.Labels), "spec", spec))
 		}
 	}
 	return out, nil
