@@ -49,16 +49,15 @@ func (j *Job) Check() field.ErrorList {
 // warnings tell what renders but differs from Trainer's run.
 func (j *Job) warnings(p *plan) []result.Warning {
 	var out []result.Warning
+	at := field.NewPath("spec", "runtimeRef")
 	if j.Runtime.Labels["trainer.kubeflow.org/support"] == "deprecated" {
-		out = append(out, result.Warning{Field: field.NewPath("spec", "runtimeRef"),
-			Message: fmt.Sprintf("%s is deprecated by its authors", j.Spec.RuntimeRef)})
+		out = append(out, result.Warning{Field: at, Message: fmt.Sprintf("%s is deprecated by its authors", j.Spec.RuntimeRef)})
 	}
-	template := field.NewPath("spec", "runtimeRef")
 	if sp := p.spec.StartupPolicy; sp != nil && sp.StartupPolicyOrder == "InOrder" {
-		out = append(out, result.Warning{Field: template, Message: "the runtime's startupPolicy InOrder is not enforced: its replicated jobs start together; order them with dependsOn"})
+		out = append(out, result.Warning{Field: at, Message: "the runtime's startupPolicy InOrder is not enforced: its replicated jobs start together; order them with dependsOn"})
 	}
 	if fp := p.spec.FailurePolicy; fp != nil && (fp.MaxRestarts > 0 || len(fp.Rules) > 0) {
-		out = append(out, result.Warning{Field: template, Message: "the runtime's failurePolicy is not rendered: no Job restarts the others; each Job retries its pods by its own backoffLimit"})
+		out = append(out, result.Warning{Field: at, Message: "the runtime's failurePolicy is not rendered: no Job restarts the others; each Job retries its pods by its own backoffLimit"})
 	}
 	return out
 }

@@ -32,7 +32,6 @@ type Job struct {
 	Runtime *runtimes.Runtime
 	// resolveErr is why the runtime did not resolve.
 	resolveErr error
-	Options    options.Options
 }
 
 // Spec is a TrainJob's spec, defaults filled in.
@@ -96,7 +95,7 @@ func DecodeV1alpha1(v *schemas.Validated, opts options.Options) (*Job, []result.
 	if err != nil {
 		return nil, nil, err
 	}
-	job := &Job{Owner: owner, Spec: spec, Options: opts}
+	job := &Job{Owner: owner, Spec: spec}
 	job.Runtime, job.resolveErr = opts.Runtimes.Resolve(spec.RuntimeRef, owner.Namespace)
 	return job, nil, nil
 }
