@@ -32,6 +32,10 @@ type Job struct {
 	Runtime *runtimes.Runtime
 	// resolveErr is why the runtime did not resolve.
 	resolveErr error
+	// LaunchMode is the run's MPI launch mode; Annotated when the job's
+	// own annotation chose it.
+	LaunchMode options.LaunchMode
+	Annotated  bool
 }
 
 // Spec is a TrainJob's spec, defaults filled in.
@@ -95,7 +99,8 @@ func DecodeV1alpha1(v *schemas.Validated, opts options.Options) (*Job, []result.
 	if err != nil {
 		return nil, nil, err
 	}
-	job := &Job{Owner: owner, Spec: spec}
+	_, annotated := owner.Annotations[options.LaunchModeAnnotation]
+	job := &Job{Owner: owner, Spec: spec, LaunchMode: opts.MPI.LaunchMode, Annotated: annotated}
 	job.Runtime, job.resolveErr = opts.Runtimes.Resolve(spec.RuntimeRef, owner.Namespace)
 	return job, nil, nil
 }
