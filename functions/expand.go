@@ -23,11 +23,8 @@ import (
 // through with a warning, since an operator in the cluster may expect it.
 var jobGroups = groupsOf(render.Kinds())
 
-func groupsOf(kinds render.Registry, others ...string) map[string]bool {
+func groupsOf(kinds render.Registry) map[string]bool {
 	groups := map[string]bool{}
-	for _, g := range others {
-		groups[g] = true
-	}
 	for _, k := range kinds {
 		group, _ := resid.ParseGroupVersion(k.APIVersion)
 		groups[group] = true
@@ -246,11 +243,8 @@ func describe(d Document) string {
 	if id := resourceOf(d.Node.YNode()); id != nil {
 		s += " " + id.Name
 	}
-	switch line := startLine(d); {
-	case d.Source.Path != "" && line > 0:
-		s += fmt.Sprintf(" (%s:%d)", d.Source.Path, line)
-	case d.Source.Path != "":
-		s += fmt.Sprintf(" (%s)", d.Source.Path)
+	if d.Source.Path != "" {
+		s += " (" + where(d) + ")"
 	}
 	return s
 }

@@ -3,6 +3,7 @@ package trainjob
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -154,7 +155,9 @@ func (j *Job) trainerOverrides(p *plan) {
 			if t.Image != nil {
 				c.Image = *t.Image
 			}
-			if t.Command != nil {
+			if p.trainerCommand != nil {
+				c.Command = p.trainerCommand
+			} else if t.Command != nil {
 				c.Command = t.Command
 			}
 			if t.Args != nil {
@@ -209,9 +212,7 @@ func (j *Job) job(p *plan, i, idx, global int, subdomain string) (*yaml.RNode, *
 		jobGroupIndexLabel:     strconv.Itoa(p.groupIndex(i, idx)),
 		restartAttemptLabel:    "0",
 	}
-	for k, v := range handoff.RoleLabels(j.Name, p.role(r.Name)) {
-		labels[k] = v
-	}
+	maps.Copy(labels, handoff.RoleLabels(j.Name, p.role(r.Name)))
 	if c := p.spec.Coordinator; c != nil {
 		labels[coordinatorLabel] = fmt.Sprintf("%s-%s-%d-%d.%s", j.Name, c.ReplicatedJob, c.JobIndex, c.PodIndex, subdomain)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
@@ -41,6 +42,9 @@ type plan struct {
 	counts              []int32
 	mlPolicy            runtimes.MLPolicy
 	podGroupPolicy      *runtimes.PodGroupPolicy
+	// trainerCommand replaces trainer.command when the policy completes
+	// it (torchtune's `tune run`); nil otherwise.
+	trainerCommand []string
 }
 
 // newPlan applies the job's runtimePatches to a copy of its runtime and
@@ -192,38 +196,33 @@ func (p *plan) podSpec(job int) *corev1.PodSpec {
 	return &p.spec.ReplicatedJobs[job].Template.Spec.Template.Spec
 }
 
-// upsertEnv sets variables by name: one the list has is replaced in its
-// place, others are appended, as Trainer's apply.UpsertEnvVars does.
-func upsertEnv(env *[]corev1.EnvVar, vars ...corev1.EnvVar) {
-	for _, v := range vars {
-		if i := slices.IndexFunc(*env, func(e corev1.EnvVar) bool { return e.Name == v.Name }); i >= 0 {
-			(*env)[i] = v
+// upsert sets items of a list by their key, as Trainer's apply.Upsert*
+// functions do: an item the list has is replaced in its place, others are
+// appended.
+func upsert[T any](list *[]T, key func(T) string, items ...T) {
+	for _, item := range items {
+		if i := slices.IndexFunc(*list, func(e T) bool { return key(e) == key(item) }); i >= 0 {
+			(*list)[i] = item
 		} else {
-			*env = append(*env, v)
+			*list = append(*list, item)
 		}
 	}
 }
 
+func upsertEnv(env *[]corev1.EnvVar, vars ...corev1.EnvVar) {
+	upsert(env, func(e corev1.EnvVar) string { return e.Name }, vars...)
+}
+
 func upsertPort(ports *[]corev1.ContainerPort, port int32) {
-	if !slices.ContainsFunc(*ports, func(p corev1.ContainerPort) bool { return p.ContainerPort == port }) {
-		*ports = append(*ports, corev1.ContainerPort{ContainerPort: port})
-	}
+	upsert(ports, func(p corev1.ContainerPort) string { return strconv.Itoa(int(p.ContainerPort)) }, corev1.ContainerPort{ContainerPort: port})
 }
 
 func upsertVolume(volumes *[]corev1.Volume, v corev1.Volume) {
-	if i := slices.IndexFunc(*volumes, func(e corev1.Volume) bool { return e.Name == v.Name }); i >= 0 {
-		(*volumes)[i] = v
-	} else {
-		*volumes = append(*volumes, v)
-	}
+	upsert(volumes, func(e corev1.Volume) string { return e.Name }, v)
 }
 
 func upsertVolumeMount(mounts *[]corev1.VolumeMount, m corev1.VolumeMount) {
-	if i := slices.IndexFunc(*mounts, func(e corev1.VolumeMount) bool { return e.Name == m.Name }); i >= 0 {
-		(*mounts)[i] = m
-	} else {
-		*mounts = append(*mounts, m)
-	}
+	upsert(mounts, func(e corev1.VolumeMount) string { return e.Name }, m)
 }
 
 func value(name, v string) corev1.EnvVar { return corev1.EnvVar{Name: name, Value: v} }

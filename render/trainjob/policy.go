@@ -2,6 +2,7 @@ package trainjob
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -61,13 +62,11 @@ func mergedResources(base, override corev1.ResourceList) corev1.ResourceList {
 	if len(override) == 0 {
 		return base
 	}
-	out := corev1.ResourceList{}
-	for k, v := range base {
-		out[k] = v
+	out := maps.Clone(base)
+	if out == nil {
+		out = corev1.ResourceList{}
 	}
-	for k, v := range override {
-		out[k] = v
-	}
+	maps.Copy(out, override)
 	return out
 }
 
@@ -96,7 +95,7 @@ func (j *Job) resourcesPerNode(p *plan) corev1.ResourceRequirements {
 // says gpu, requested, else limited.
 func gpus(r corev1.ResourceRequirements) int {
 	count := func(l corev1.ResourceList) int {
-		for _, name := range slices.Sorted(mapKeys(l)) {
+		for _, name := range slices.Sorted(maps.Keys(l)) {
 			if strings.Contains(strings.ToLower(string(name)), "gpu") {
 				q := l[name]
 				return int(q.Value())
@@ -118,16 +117,6 @@ func cpus(r corev1.ResourceRequirements) int {
 		return int(q.Value())
 	}
 	return 0
-}
-
-func mapKeys(l corev1.ResourceList) func(func(corev1.ResourceName) bool) {
-	return func(yield func(corev1.ResourceName) bool) {
-		for k := range l {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // host is the first pod of a replicated job, by its JobSet hostname.
@@ -204,7 +193,7 @@ func (j *Job) torch(p *plan, trainer int, main *corev1.Container) field.ErrorLis
 		upsertEnv(&main.Env, t.Env...)
 		upsertEnv(&main.Env, pet...)
 		if slices.Equal(t.Command, torchTuneEntrypoint) {
-			j.Spec.Trainer.Command = append(slices.Clone(t.Command), j.torchTuneArgs(nodes, procs, gpus(res), main)...)
+			p.trainerCommand = append(slices.Clone(t.Command), j.torchTuneArgs(nodes, procs, gpus(res), main)...)
 		} else {
 			upsertEnv(&main.Env, master...)
 		}
@@ -219,8 +208,11 @@ func (j *Job) torch(p *plan, trainer int, main *corev1.Container) field.ErrorLis
 					c = p.initContainer(p.index(target.JobName), name)
 				}
 				if c == nil {
-					errs = append(errs, field.NotFound(field.NewPath("spec", "runtimeRef").Child("mlPolicy", "torch", "envInjection", "targets").Index(ti).Child("containerNames").Index(ci),
-						fmt.Sprintf("%s in replicated job %s", name, target.JobName)))
+					// Reported on the TrainJob, where the runtime is named;
+					// the message places the runtime's field in its file.
+					errs = append(errs, field.Invalid(field.NewPath("spec", "runtimeRef"), j.Spec.RuntimeRef.String(), fmt.Sprintf(
+						"the runtime's spec.mlPolicy.torch.envInjection.targets[%d].containerNames[%d] (%s) names container %s of replicated job %s, which has none of that name",
+						ti, ci, j.Runtime.Source, name, target.JobName)))
 					continue
 				}
 				upsertEnv(&c.Env, pet...)
