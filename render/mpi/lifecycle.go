@@ -161,6 +161,14 @@ printf 'trainfn: told %s the attempt ended: %s\n' "$told" "$word"
 exit "$code"
 `
 
+// Idle is a command that waits until it is stopped, and then stops at
+// once, for a pod that only lends its container to processes the launcher
+// starts through kubectl exec. sleep alone, as the container's first
+// process, has no handler for the kubelet's SIGTERM, which the kernel then
+// ignores, and is killed only at the end of the grace period: found on a
+// real node, 30 s after the job ended.
+var Idle = []string{"/bin/sh", "-c", "trap 'exit " + strconv.Itoa(StoppedExitCode) + "' TERM INT; sleep 365d & wait", "idle"}
+
 // Work is a worker's command, the container's own command and arguments
 // passed to it. It runs the command and stops it when the launcher says
 // the job has ended, or has failed more often than the launcher's Job

@@ -342,6 +342,20 @@ const KubectlDir = "/opt/kube"
 // image's own, from PATH.
 const KubectlPath = KubectlDir + "/kubectl"
 
+// DeliveryContainer is the launcher's init container that delivers
+// kubectl, running DeliveryCommand in the run's delivery image.
+//
+// The command is explicit: of mpioperator/kubectl-delivery, only its
+// kubectl, at /bin/kubectl in every version of the image, is used. The
+// image's own entrypoint differs by version, and its later one also reads
+// /etc/mpi/hostfile for pod names (trainfn's lists hostnames) and lists
+// and watches every pod of the namespace until those run, which the
+// launcher's Role does not allow, nor need: the launcher waits otherwise.
+const DeliveryContainer = "kubectl-delivery"
+
+// DeliveryCommand copies the delivery image's kubectl to KubectlPath.
+var DeliveryCommand = []string{"cp", "/bin/kubectl", KubectlPath}
+
 // Kubexec is mpirun's remote shell in the KubectlExec launch mode
 // (mpi-operator v1alpha1's kubexec.sh): called as
 // `kubexec.sh HOST COMMAND...`, it runs the command in the container of
@@ -349,7 +363,8 @@ const KubectlPath = KubectlDir + "/kubectl"
 // Job, named indexedJob, whose pods' names the Job controller makes up:
 // the pod is the one of that Job with the host's index that has not
 // ended. An elastic job's workers are a StatefulSet (indexedJob empty),
-// whose pods are named as their hosts.
+// whose pods are named as their hosts. Workers of several Indexed Jobs
+// whose hosts are named <Job>-<index> pass JobOfHost.
 func Kubexec(container, indexedJob string) string {
 	find := `pod=$host
 `
@@ -373,6 +388,11 @@ kubectl=` + KubectlPath + `
 ` + find + `exec "$kubectl" exec "$pod" --container ` + container + ` -- /bin/sh -c "$*"
 `
 }
+
+// JobOfHost is Kubexec's indexedJob when a host's name is its Job's and
+// its index, <Job>-<index>, as JobSet names its pods' hosts: the shell
+// expands it from the host.
+const JobOfHost = "${host%-*}"
 
 // noPod starts what Kubexec says when no pod runs a worker yet.
 const noPod = "trainfn: no pod is running worker"

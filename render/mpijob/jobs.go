@@ -102,14 +102,7 @@ func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []resu
 
 // mountKubectl gives the launcher kubectl: an init container of the
 // delivery image copies it into a volume the launcher mounts, unless the
-// launcher's image brings its own.
-//
-// The command is explicit: of mpioperator/kubectl-delivery, only its
-// kubectl, at /bin/kubectl in every version of the image, is used. The
-// image's own entrypoint differs by version, and its later one also reads
-// /etc/mpi/hostfile for pod names (trainfn's lists hostnames) and lists
-// and watches every pod of the namespace until those run, which the
-// launcher's Role does not allow, nor need: wait-for-workers waits.
+// launcher's image brings its own (mpi.DeliveryContainer says how).
 func mountKubectl(job *Job, t *pod.Template, main *pod.Container) *field.Error {
 	if err := t.AddVolume(ynode.Map("name", kubectlVolume, "emptyDir", ynode.Map())); err != nil {
 		return err
@@ -122,9 +115,9 @@ func mountKubectl(job *Job, t *pod.Template, main *pod.Container) *field.Error {
 		return nil
 	}
 	return t.AddInitContainer(ynode.Map(
-		"name", deliveryContainer,
+		"name", mpi.DeliveryContainer,
 		"image", image,
-		"command", []string{"cp", deliveredKubectl, mpi.KubectlPath},
+		"command", mpi.DeliveryCommand,
 		"resources", ynode.Map(
 			"limits", ynode.Map("cpu", "100m", "memory", "128Mi"),
 			"requests", ynode.Map("cpu", "100m", "memory", "128Mi")),

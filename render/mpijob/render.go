@@ -29,21 +29,17 @@ const (
 	kubectlVolume = "mpi-job-kubectl"
 )
 
-// deliveredKubectl is where the kubectl delivery image keeps kubectl.
-const deliveredKubectl = "/bin/kubectl"
-
 // configMapDir is where the launcher's first init container finds the
 // ConfigMap when the launcher writes the hostfile, mpi.ConfigDir being
 // the written files'.
 const configMapDir = "/etc/mpi-configmap"
 
 // Init containers trainfn adds to the launcher: writeHostsContainer writes
-// a hostfile too large for the ConfigMap, waitContainer holds mpirun back,
-// deliveryContainer brings kubectl in the KubectlExec launch mode.
+// a hostfile too large for the ConfigMap, waitContainer holds mpirun back
+// (and mpi.DeliveryContainer brings kubectl in the KubectlExec launch mode).
 const (
 	writeHostsContainer = "write-hosts"
 	waitContainer       = "wait-for-workers"
-	deliveryContainer   = "kubectl-delivery"
 )
 
 // maxConfigMapBytes is the most a ConfigMap's data may hold: the API server

@@ -7,7 +7,6 @@ import (
 	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/pod"
 	"github.com/trainfn/trainfn/render/workload"
-	"github.com/trainfn/trainfn/render/ynode"
 )
 
 // rshNetworkPolicy is what the Rsh launch mode's trust rests on: rshd
@@ -15,16 +14,10 @@ import (
 // workers admit the job's own pods alone, on every port (MPI's processes
 // talk to each other on ports of their choosing). A selected pod admits
 // nothing else: a peer outside the job (a metrics scraper, say) needs a
-// policy of its own. The selectors name no namespace, so the policy's own
-// applies, and the output stays portable.
+// policy of its own.
 func rshNetworkPolicy(job *Job) *yaml.RNode {
-	return job.Object("networking.k8s.io/v1", "NetworkPolicy", handoff.RshPolicyName(job.Name), handoff.JobLabels(job.Name),
-		"spec", ynode.Map(
-			"podSelector", ynode.Map("matchLabels", ynode.StringMap(handoff.RoleLabels(job.Name, handoff.RoleWorker))),
-			"policyTypes", []string{"Ingress"},
-			"ingress", ynode.Seq(ynode.Map(
-				"from", ynode.Seq(ynode.Map("podSelector", ynode.Map("matchLabels", ynode.StringMap(handoff.JobLabels(job.Name))))))),
-		))
+	return job.AdmitOnly(handoff.RshPolicyName(job.Name), handoff.JobLabels(job.Name),
+		handoff.RoleLabels(job.Name, handoff.RoleWorker), handoff.JobLabels(job.Name))
 }
 
 // checkRsh refuses what the Rsh launch mode cannot keep safe or run: a

@@ -72,8 +72,16 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 			"publishNotReadyAddresses", publish))
 	out.Objects = append(out.Objects, service)
 	if m := p.mlPolicy.MPI; m != nil {
+		data := map[string]string{mpiHostfileKey: j.hostfile(p, subdomain)}
+		l := j.launch()
+		if l != nil {
+			maps.Copy(data, l.files)
+		}
 		out.Objects = append(out.Objects, j.Object("v1", "ConfigMap", MPIHostfile(j.Name), p.objectLabels(j.Name),
-			"data", ynode.StringMap(map[string]string{mpiHostfileKey: j.hostfile(p, subdomain)})))
+			"data", ynode.StringMap(data)))
+		if l != nil {
+			out.Objects = append(out.Objects, j.launchObjects(l, p.objectLabels(j.Name))...)
+		}
 		if mpi.LaunchesBackToLauncher(implementation(m)) && p.index(launcherName) >= 0 {
 			// Hydra's remote proxies dial the launcher by its short
 			// hostname, which resolves as a Service name in the namespace.

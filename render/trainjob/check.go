@@ -23,10 +23,6 @@ func (j *Job) Check() field.ErrorList {
 		return field.ErrorList{field.Invalid(at, j.Spec.RuntimeRef.String(), "the runtime's mlPolicy flux is not supported by trainfn yet")}
 	}
 	var errs field.ErrorList
-	if j.otherLaunchMode() && j.Annotated {
-		errs = append(errs, field.Invalid(field.NewPath("metadata", "annotations").Key(options.LaunchModeAnnotation), string(j.LaunchMode),
-			"only SSH is rendered for a TrainJob yet: its runtime's nodes run their own sshd"))
-	}
 	rjobs := j.Runtime.Spec.Template.Spec.ReplicatedJobs
 	for i, r := range rjobs {
 		for _, d := range r.DependsOn {
@@ -50,13 +46,6 @@ func (j *Job) Check() field.ErrorList {
 	return errs
 }
 
-// otherLaunchMode tells whether an MPI runtime is asked to launch otherwise
-// than over SSH, which only MPIJobs render yet.
-func (j *Job) otherLaunchMode() bool {
-	m := j.Runtime.Spec.MLPolicy
-	return m != nil && m.MPI != nil && j.LaunchMode != "" && j.LaunchMode != options.SSH
-}
-
 // warnings tell what renders but differs from Trainer's run.
 func (j *Job) warnings(p *plan) []result.Warning {
 	var out []result.Warning
@@ -67,10 +56,7 @@ func (j *Job) warnings(p *plan) []result.Warning {
 	if sp := p.spec.StartupPolicy; sp != nil && sp.StartupPolicyOrder == "InOrder" {
 		out = append(out, result.Warning{Field: at, Message: "the runtime's startupPolicy InOrder is not enforced: its replicated jobs start together; order them with dependsOn"})
 	}
-	if j.otherLaunchMode() && !j.Annotated {
-		out = append(out, result.Warning{Field: at, Message: fmt.Sprintf(
-			"the run's MPI launch mode %s is not applied to a TrainJob yet: its runtime's nodes run their own sshd, which mpirun reaches over SSH", j.LaunchMode)})
-	}
+	out = append(out, p.warnings...)
 	if fp := p.spec.FailurePolicy; fp != nil && (fp.MaxRestarts > 0 || len(fp.Rules) > 0) {
 		out = append(out, result.Warning{Field: at, Message: "the runtime's failurePolicy is not rendered: no Job restarts the others; each Job retries its pods by its own backoffLimit"})
 	}

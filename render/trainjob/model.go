@@ -36,6 +36,9 @@ type Job struct {
 	// own annotation chose it.
 	LaunchMode options.LaunchMode
 	Annotated  bool
+	// KubectlDeliveryImage brings kubectl to the launcher in the
+	// KubectlExec launch mode; empty when the launcher's image has it.
+	KubectlDeliveryImage string
 }
 
 // Spec is a TrainJob's spec, defaults filled in.
@@ -100,7 +103,8 @@ func DecodeV1alpha1(v *schemas.Validated, opts options.Options) (*Job, []result.
 		return nil, nil, err
 	}
 	_, annotated := owner.Annotations[options.LaunchModeAnnotation]
-	job := &Job{Owner: owner, Spec: spec, LaunchMode: opts.MPI.LaunchMode, Annotated: annotated}
+	job := &Job{Owner: owner, Spec: spec, LaunchMode: opts.MPI.LaunchMode, Annotated: annotated,
+		KubectlDeliveryImage: opts.MPI.KubectlDeliveryImage}
 	job.Runtime, job.resolveErr = opts.Runtimes.Resolve(spec.RuntimeRef, owner.Namespace)
 	return job, nil, nil
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/render/trainjob/runtimes"
 )
 
@@ -45,6 +46,8 @@ type plan struct {
 	// trainerCommand replaces trainer.command when the policy completes
 	// it (torchtune's `tune run`); nil otherwise.
 	trainerCommand []string
+	// warnings are what the steps changed of the runtime beyond Trainer.
+	warnings []result.Warning
 }
 
 // newPlan applies the job's runtimePatches to a copy of its runtime and

@@ -7,13 +7,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/trainfn/trainfn/render/trainjob/runtimes"
-	"github.com/trainfn/trainfn/render/waitfor"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/mpi"
+	"github.com/trainfn/trainfn/render/options"
+	"github.com/trainfn/trainfn/render/trainjob/runtimes"
+	"github.com/trainfn/trainfn/render/waitfor"
 )
 
 // Trainer's constants for the frameworks it sets up.
@@ -256,45 +257,75 @@ func (j *Job) mpi(p *plan) field.ErrorList {
 			m.NumProcPerNode = int32(n)
 		}
 	}
+	l := j.launch()
+	if l != nil && l.mode == options.Rsh {
+		if errs := checkRsh(p, launchModeField(j)); len(errs) > 0 {
+			return errs
+		}
+	}
 	for i, r := range p.spec.ReplicatedJobs {
 		if r.Name != nodeName && r.Name != launcherName {
 			continue
 		}
 		spec := p.podSpec(i)
-		upsertVolume(&spec.Volumes, corev1.Volume{Name: mpiSSHAuthVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-			SecretName:  handoff.MPISSHAuthSecretName(j.Name),
-			DefaultMode: new(int32(0o400)),
-			Items: []corev1.KeyToPath{
-				{Key: corev1.SSHAuthPrivateKey, Path: "id_rsa", Mode: new(int32(0o640))},
-				{Key: sshPublicKey, Path: "id_rsa.pub", Mode: new(int32(0o644))},
-				{Key: sshPublicKey, Path: "authorized_keys", Mode: new(int32(0o644))},
-			},
-		}}})
-		if r.Name == launcherName {
-			upsertVolume(&spec.Volumes, corev1.Volume{Name: mpiHostfileVolume, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
-				LocalObjectReference: corev1.LocalObjectReference{Name: MPIHostfile(j.Name)},
-				Items:                []corev1.KeyToPath{{Key: mpiHostfileKey, Path: mpiHostfileKey, Mode: new(int32(0o444))}},
+		at := field.NewPath("spec", "runtimeRef")
+		if l == nil {
+			upsertVolume(&spec.Volumes, corev1.Volume{Name: mpiSSHAuthVolume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+				SecretName:  handoff.MPISSHAuthSecretName(j.Name),
+				DefaultMode: new(int32(0o400)),
+				Items: []corev1.KeyToPath{
+					{Key: corev1.SSHAuthPrivateKey, Path: "id_rsa", Mode: new(int32(0o640))},
+					{Key: sshPublicKey, Path: "id_rsa.pub", Mode: new(int32(0o644))},
+					{Key: sshPublicKey, Path: "authorized_keys", Mode: new(int32(0o644))},
+				},
 			}}})
+		}
+		if r.Name == launcherName {
+			items := []corev1.KeyToPath{{Key: mpiHostfileKey, Path: mpiHostfileKey, Mode: new(int32(0o444))}}
+			if l != nil {
+				items = append(items, l.launcherFiles...)
+			}
+			upsertVolume(&spec.Volumes, hostfileVolume(MPIHostfile(j.Name), items))
 		}
 		c := p.container(i, nodeName)
 		if c == nil {
 			continue
 		}
-		upsertVolumeMount(&c.VolumeMounts, corev1.VolumeMount{Name: mpiSSHAuthVolume, MountPath: m.SSHAuthMountPath})
+		switch {
+		case l == nil:
+			upsertVolumeMount(&c.VolumeMounts, corev1.VolumeMount{Name: mpiSSHAuthVolume, MountPath: m.SSHAuthMountPath})
+		case r.Name == nodeName:
+			p.warnings = append(p.warnings, l.serveNode(MPIHostfile(j.Name), spec, c, at)...)
+		default:
+			p.warnings = append(p.warnings, j.equipLauncher(l, spec, c, at)...)
+		}
 		if r.Name == launcherName {
 			upsertVolumeMount(&c.VolumeMounts, corev1.VolumeMount{Name: mpiHostfileVolume, MountPath: mpiHostfileDir})
-			upsertEnv(&c.Env, launcherEnv(m)...)
+			upsertEnv(&c.Env, launcherEnv(m, l)...)
 			spec.InitContainers = append(spec.InitContainers, waitForHosts(c))
 		}
 	}
 	return nil
 }
 
+// hostfileVolume is the hostfile's ConfigMap as a volume of the given
+// keys.
+func hostfileVolume(configMap string, items []corev1.KeyToPath) corev1.Volume {
+	return corev1.Volume{Name: mpiHostfileVolume, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: configMap},
+		Items:                items,
+	}}}
+}
+
 // launcherEnv points mpirun at the hostfile: Trainer's variables for Open
-// MPI, trainfn's for MPICH and Intel MPI (Hydra), whose hostfile is in
-// Hydra's format.
-func launcherEnv(m *runtimes.MPIPolicy) []corev1.EnvVar {
-	if implementation(m) == mpi.OpenMPI {
+// MPI over SSH, trainfn's otherwise, for MPICH and Intel MPI (Hydra),
+// whose hostfile is in Hydra's format, and for the launch mode's remote
+// shell.
+func launcherEnv(m *runtimes.MPIPolicy, l *launch) []corev1.EnvVar {
+	agent := ""
+	if l != nil {
+		agent = l.agent
+	} else if implementation(m) == mpi.OpenMPI {
 		return []corev1.EnvVar{
 			value("OMPI_MCA_orte_default_hostfile", mpiHostfileDir+"/"+mpiHostfileKey),
 			value("OMPI_MCA_orte_keep_fqdn_hostnames", "true"),
@@ -303,7 +334,7 @@ func launcherEnv(m *runtimes.MPIPolicy) []corev1.EnvVar {
 		}
 	}
 	var out []corev1.EnvVar
-	for _, e := range mpi.LauncherEnv(implementation(m), m.NumProcPerNode, "") {
+	for _, e := range mpi.LauncherEnv(implementation(m), m.NumProcPerNode, agent) {
 		out = append(out, value(e.Name, e.Value))
 	}
 	return out

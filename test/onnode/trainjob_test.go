@@ -33,36 +33,66 @@ func TestTrainJobRunsToCompletion(t *testing.T) {
 
 // TestTrainJobRunsMPI runs mpirun to completion in a TrainJob of Trainer's
 // shipped deepspeed-distributed runtime, its image swapped for a CPU image
-// of ours (mpi-operator's pi), with Open MPI, as Trainer runs it, and with
-// MPICH, which Trainer refuses. The launcher is a node too: two nodes of
-// two slots. The launcher waits for the nodes' sshd to be ready (the
-// runtime's dependsOn), the reconciler creates the SSH Secret, and when
-// the launcher ends it stops the nodes' sshd, as JobSet does.
+// of ours (mpi-operator's pi): with Open MPI over SSH, as Trainer runs it;
+// with MPICH, which Trainer refuses (run again while MPICH 4.0.2 deadlocks
+// in MPI_Finalize, as TestMPIJobsRunToCompletion does); and with Open MPI
+// in trainfn's KubectlExec and Rsh launch modes, which Trainer has not.
+// The launcher is a node too: two nodes of two slots. The launcher waits
+// for the nodes to be ready (the runtime's dependsOn), the reconciler
+// creates the SSH Secret when the pods mount it, and when the launcher
+// ends it stops the nodes, as JobSet does.
 func TestTrainJobRunsMPI(t *testing.T) {
 	shipped, err := os.ReadFile("../../examples/trainer/runtimes/deepspeed_distributed.yaml")
 	require.NoError(t, err)
-	for _, impl := range []string{"OpenMPI", "MPICH"} {
-		t.Run(impl, func(t *testing.T) {
+	for _, tt := range []struct {
+		name, impl, image string
+		// mode is the job's launch mode annotation, if any; root has the
+		// runtime's pods run as root, as rshd must.
+		mode string
+		root bool
+	}{
+		{name: "tj-openmpi", impl: "OpenMPI", image: "mpioperator/mpi-pi:openmpi"},
+		{name: "tj-mpich", impl: "MPICH", image: "mpioperator/mpi-pi:mpich"},
+		{name: "tj-exec", impl: "OpenMPI", image: "mpioperator/mpi-pi:openmpi", mode: "KubectlExec"},
+		{name: "tj-rsh", impl: "OpenMPI", image: "mpioperator/mpi-pi:openmpi", mode: "Rsh", root: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			image := map[string]string{"OpenMPI": "mpioperator/mpi-pi:openmpi", "MPICH": "mpioperator/mpi-pi:mpich"}[impl]
-			runtime := strings.ReplaceAll(string(shipped), "ghcr.io/kubeflow/trainer/deepspeed-runtime", image)
-			runtime = strings.Replace(runtime, "mpiImplementation: OpenMPI", "mpiImplementation: "+impl, 1)
-			name := "tj-" + strings.ToLower(impl)
+			runtime := strings.ReplaceAll(string(shipped), "ghcr.io/kubeflow/trainer/deepspeed-runtime", tt.image)
+			runtime = strings.Replace(runtime, "mpiImplementation: OpenMPI", "mpiImplementation: "+tt.impl, 1)
+			command := `[mpirun, -n, "4", /home/mpiuser/pi]`
+			if tt.root {
+				runtime = strings.ReplaceAll(runtime, "runAsUser: 1000", "runAsUser: 0")
+				command = `[mpirun, --allow-run-as-root, -n, "4", /home/mpiuser/pi]`
+			}
+			annotations := ""
+			if tt.mode != "" {
+				annotations = "\n  annotations:\n    trainfn.dev/mpi-launch-mode: " + tt.mode
+			}
 			job := writeFile(t, "trainjob.yaml", `apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
 metadata:
-  name: `+name+`
+  name: `+tt.name+annotations+`
 spec:
   runtimeRef:
     name: deepspeed-distributed
   trainer:
-    command: [mpirun, -n, "4", /home/mpiuser/pi]
+    command: `+command+`
     numNodes: 2
     numProcPerNode: 2
 `)
-			s := submit(t, []string{job, writeFile(t, "runtime.yaml", runtime)}, nil)
-			s.succeed(name+"-launcher-0", jobTimeout)
-			out := s.logs("batch.kubernetes.io/job-name="+name+"-launcher-0", "")
+			manifests := []string{job, writeFile(t, "runtime.yaml", runtime)}
+			if tt.mode == "KubectlExec" {
+				manifests = append(manifests, writeFile(t, "trainfn.yaml", deliveryConfig()))
+			}
+			s := submit(t, manifests, nil)
+			for run := 1; tt.impl == "MPICH" && !s.finalized(tt.name+"-launcher-0"); run++ {
+				require.Less(t, run, mpichRuns, "MPICH's MPI_Finalize deadlocked in %d runs in a row", mpichRuns)
+				s.abandon()
+				s = submit(t, manifests, nil)
+			}
+			s.succeed(tt.name+"-launcher-0", jobTimeout)
+			out := s.logs("batch.kubernetes.io/job-name="+tt.name+"-launcher-0", "")
 			t.Logf("the launcher printed:\n%s", out)
 			assert.Regexp(t, piLine, out)
 			hosts := map[string]int{}
@@ -70,12 +100,12 @@ spec:
 				assert.Equal(t, "4", m[2], "the world's size")
 				hosts[m[3]]++
 			}
-			assert.Equal(t, map[string]int{name + "-node-0-0": 2, name + "-launcher-0-0": 2}, hosts, "ranks per pod")
-			// The nodes' sshd runs until stopped: the reconciler stops
-			// them once the launcher succeeded.
+			assert.Equal(t, map[string]int{tt.name + "-node-0-0": 2, tt.name + "-launcher-0-0": 2}, hosts, "ranks per pod")
+			// The nodes serve until stopped: the reconciler stops them
+			// once the launcher succeeded.
 			assert.Eventually(t, func() bool {
 				pods, err := kube.Client.CoreV1().Pods(s.ns).List(context.Background(), metav1.ListOptions{
-					LabelSelector: "batch.kubernetes.io/job-name=" + name + "-node-0"})
+					LabelSelector: "batch.kubernetes.io/job-name=" + tt.name + "-node-0"})
 				if err != nil {
 					return false
 				}

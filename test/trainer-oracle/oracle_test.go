@@ -59,7 +59,8 @@ func cases(t *testing.T) []string {
 		}
 		for _, f := range files {
 			// Error cases render nothing; Trainer refuses what trainfn
-			// renders beyond it (MPICH, Intel MPI).
+			// renders beyond it (MPICH, Intel MPI), or has no such thing
+			// (trainfn's launch modes other than SSH).
 			if !strings.Contains(f, "error-") && !strings.Contains(f, "beyond-trainer-") {
 				out = append(out, f)
 			}
