@@ -35,8 +35,8 @@ func TestTrainJobRunsToCompletion(t *testing.T) {
 // shipped deepspeed-distributed runtime, its image swapped for a CPU image
 // of ours (mpi-operator's pi): with Open MPI over SSH, as Trainer runs it;
 // with MPICH, which Trainer refuses (run again while MPICH 4.0.2 deadlocks
-// in MPI_Finalize, as TestMPIJobsRunToCompletion does); and with Open MPI
-// in trainfn's KubectlExec and Rsh launch modes, which Trainer has not.
+// in MPI_Finalize, as TestMPIJobsRunToCompletion does); and with both in
+// trainfn's KubectlExec and Rsh launch modes, which Trainer has not.
 // The launcher is a node too: two nodes of two slots. The launcher waits
 // for the nodes to be ready (the runtime's dependsOn), the reconciler
 // creates the SSH Secret when the pods mount it, and when the launcher
@@ -55,6 +55,8 @@ func TestTrainJobRunsMPI(t *testing.T) {
 		{name: "tj-mpich", impl: "MPICH", image: "mpioperator/mpi-pi:mpich"},
 		{name: "tj-exec", impl: "OpenMPI", image: "mpioperator/mpi-pi:openmpi", mode: "KubectlExec"},
 		{name: "tj-rsh", impl: "OpenMPI", image: "mpioperator/mpi-pi:openmpi", mode: "Rsh", root: true},
+		{name: "tj-mpich-exec", impl: "MPICH", image: "mpioperator/mpi-pi:mpich", mode: "KubectlExec"},
+		{name: "tj-mpich-rsh", impl: "MPICH", image: "mpioperator/mpi-pi:mpich", mode: "Rsh", root: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -63,7 +65,9 @@ func TestTrainJobRunsMPI(t *testing.T) {
 			command := `[mpirun, -n, "4", /home/mpiuser/pi]`
 			if tt.root {
 				runtime = strings.ReplaceAll(runtime, "runAsUser: 1000", "runAsUser: 0")
-				command = `[mpirun, --allow-run-as-root, -n, "4", /home/mpiuser/pi]`
+				if tt.impl == "OpenMPI" {
+					command = `[mpirun, --allow-run-as-root, -n, "4", /home/mpiuser/pi]`
+				}
 			}
 			annotations := ""
 			if tt.mode != "" {
