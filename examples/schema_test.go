@@ -59,7 +59,8 @@ func kubeconformWithSchemas(t *testing.T, schemas string, files ...string) []kub
 var schemaKinds = []string{
 	"kubeflow.org/v2beta1 MPIJob", "kubeflow.org/v1 MPIJob", "kubeflow.org/v1alpha1 MPIJob", "kubeflow.org/v1alpha2 MPIJob",
 	"kubeflow.org/v1 PyTorchJob", "diengine.opendilab.org/v2alpha1 DIJob", "fn.trainfn.dev/v1alpha1 TrainFn",
-	"trainer.kubeflow.org/v1alpha1 TrainJob",
+	"trainer.kubeflow.org/v1alpha1 TrainJob", "trainer.kubeflow.org/v1alpha1 TrainingRuntime",
+	"trainer.kubeflow.org/v1alpha1 ClusterTrainingRuntime",
 }
 
 // readAsYAML12 are golden cases whose input means what it means only to a

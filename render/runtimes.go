@@ -9,6 +9,15 @@ import (
 	"github.com/trainfn/trainfn/schemas"
 )
 
+// RuntimeKinds are the kinds of Kubeflow Trainer's runtimes, which trainfn
+// reads for the TrainJobs of the same input.
+func RuntimeKinds() []schemas.Kind {
+	return []schemas.Kind{
+		{APIVersion: runtimes.APIVersion, Kind: runtimes.ClusterTrainingRuntime},
+		{APIVersion: runtimes.APIVersion, Kind: runtimes.TrainingRuntime},
+	}
+}
+
 // Runtime reads a Kubeflow Trainer runtime of the input (a TrainingRuntime
 // or a ClusterTrainingRuntime), validated and defaulted, for the input's
 // TrainJobs to resolve; source names where it was read. Runtimes are

@@ -347,7 +347,21 @@ func fieldSelectors(schema cue.Value) []cue.Selector {
 	}
 	var sels []cue.Selector
 	for it.Next() {
-		sels = append(sels, it.Selector())
+		if !NotAllowed(it.Value()) {
+			sels = append(sels, it.Selector())
+		}
 	}
 	return sels
+}
+
+// NotAllowed reports whether a field of a schema is one no document may
+// have: a closed struct declares it and another, unified with it, does not
+// (Kubernetes' ObjectMeta and a template's embedded subset of it).
+func NotAllowed(field cue.Value) bool {
+	for _, e := range cueerrors.Errors(field.Err()) {
+		if format, _ := e.Msg(); format == "field not allowed" {
+			return true
+		}
+	}
+	return false
 }

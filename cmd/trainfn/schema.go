@@ -15,8 +15,9 @@ import (
 )
 
 // catalog holds the schemas trainfn schema exports: those of the kinds
-// trainfn renders, and of its config.
-var catalog = export.NewCatalog(render.Kinds())
+// trainfn renders, of its config, and of the runtimes its TrainJobs refer
+// to.
+var catalog = export.NewCatalog(render.Kinds(), render.RuntimeKinds()...)
 
 // Output formats of trainfn schema.
 const (

@@ -44,7 +44,8 @@ func TestSchemaUnknownKind(t *testing.T) {
 	assert.Empty(t, r.stdout)
 	assert.Equal(t, `trainfn: no schema for "TFJob": trainfn has schemas for diengine.opendilab.org/v2alpha1/DIJob, `+
 		`fn.trainfn.dev/v1alpha1/TrainFn, kubeflow.org/v1/MPIJob, kubeflow.org/v1/PyTorchJob, `+
-		"kubeflow.org/v1alpha1/MPIJob, kubeflow.org/v1alpha2/MPIJob, kubeflow.org/v2beta1/MPIJob, trainer.kubeflow.org/v1alpha1/TrainJob\n", r.stderr)
+		"kubeflow.org/v1alpha1/MPIJob, kubeflow.org/v1alpha2/MPIJob, kubeflow.org/v2beta1/MPIJob, "+
+		"trainer.kubeflow.org/v1alpha1/ClusterTrainingRuntime, trainer.kubeflow.org/v1alpha1/TrainJob, trainer.kubeflow.org/v1alpha1/TrainingRuntime\n", r.stderr)
 }
 
 func TestSchemaNeedsOneKindForStandardOutput(t *testing.T) {
@@ -70,7 +71,9 @@ func TestSchemaWritesKubeconformLayout(t *testing.T) {
 		"kubeflow.org/mpijob_v1alpha1.json",
 		"kubeflow.org/mpijob_v1alpha2.json",
 		"kubeflow.org/mpijob_v2beta1.json",
+		"trainer.kubeflow.org/clustertrainingruntime_v1alpha1.json",
 		"trainer.kubeflow.org/trainjob_v1alpha1.json",
+		"trainer.kubeflow.org/trainingruntime_v1alpha1.json",
 	}
 	var listed []string
 	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
@@ -121,7 +124,8 @@ func openAPIKinds(t *testing.T, out string) []string {
 func TestSchemaOpenAPI(t *testing.T) {
 	r := trainfn("", "schema", "-f", "openapi")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Equal(t, []string{"dev.trainfn.fn.v1alpha1.TrainFn", "org.kubeflow.trainer.v1alpha1.TrainJob", "org.kubeflow.v1.MPIJob", "org.kubeflow.v1.PyTorchJob",
+	assert.Equal(t, []string{"dev.trainfn.fn.v1alpha1.TrainFn", "org.kubeflow.trainer.v1alpha1.ClusterTrainingRuntime", "org.kubeflow.trainer.v1alpha1.TrainJob",
+		"org.kubeflow.trainer.v1alpha1.TrainingRuntime", "org.kubeflow.v1.MPIJob", "org.kubeflow.v1.PyTorchJob",
 		"org.kubeflow.v1alpha1.MPIJob", "org.kubeflow.v1alpha2.MPIJob", "org.kubeflow.v2beta1.MPIJob", "org.opendilab.diengine.v2alpha1.DIJob"},
 		openAPIKinds(t, r.stdout))
 

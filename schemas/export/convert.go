@@ -10,6 +10,8 @@ import (
 	"cuelang.org/go/cue"
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/token"
+
+	"github.com/trainfn/trainfn/schemas"
 )
 
 // converter turns compiled CUE definitions into schemas.
@@ -199,6 +201,9 @@ func (c *converter) object(v cue.Value, m mode) *Schema {
 	for fields.Next() {
 		sel := fields.Selector()
 		fv := fields.Value()
+		if schemas.NotAllowed(fv) {
+			continue
+		}
 		p := c.field(fv, m)
 		if p.IsFalse() {
 			// A field CUE forbids outright (error() alone): a closed

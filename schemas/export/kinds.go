@@ -20,12 +20,17 @@ type Table interface {
 	SchemaOf(schemas.Kind) (schemas.Schema, bool)
 }
 
-// Catalog is what can be exported: the schemas of a table's kinds and of
-// trainfn's own config, TrainFn.
-type Catalog struct{ table Table }
+// Catalog is what can be exported: the schemas of a table's kinds, of
+// trainfn's own config, TrainFn, and of the documents trainfn reads beside
+// them (Kubeflow Trainer's runtimes).
+type Catalog struct {
+	table Table
+	read  []schemas.Kind
+}
 
-// NewCatalog is the catalog of a table's kinds and trainfn's config.
-func NewCatalog(t Table) Catalog { return Catalog{table: t} }
+// NewCatalog is the catalog of a table's kinds, trainfn's config and the
+// kinds read, whose schemas are where schemas.For says.
+func NewCatalog(t Table, read ...schemas.Kind) Catalog { return Catalog{table: t, read: read} }
 
 // LookupKind finds the kinds a name means: a kind alone (MPIJob: every
 // version of it), group/version/kind (kubeflow.org/v2beta1/MPIJob) or
@@ -62,10 +67,10 @@ func (c Catalog) kindNames() []string {
 	return names
 }
 
-// kinds are the kinds that have a schema: trainfn's config, and every kind
-// of the table.
+// kinds are the kinds that have a schema: trainfn's config, every kind of
+// the table, and the kinds read.
 func (c Catalog) kinds() []schemas.Kind {
-	return append([]schemas.Kind{schemas.FunctionConfig}, c.jobKinds()...)
+	return slices.Concat([]schemas.Kind{schemas.FunctionConfig}, c.jobKinds(), c.read)
 }
 
 // jobKinds are the table's kinds, in its order.
@@ -90,7 +95,7 @@ func (c Catalog) jobKindNames() []string {
 
 // schemaOf is where a kind's schema is.
 func (c Catalog) schemaOf(k schemas.Kind) (schemas.Schema, error) {
-	if k == schemas.FunctionConfig {
+	if k == schemas.FunctionConfig || slices.Contains(c.read, k) {
 		return schemas.For(k), nil
 	}
 	if c.table != nil {
