@@ -452,3 +452,41 @@ func withoutSourceComments(t *testing.T, stream, source string) []string {
 	}
 	return docs
 }
+
+// TestHelmChartRendersTrainJobWithItsRuntime: a chart of the user's own
+// whose templates hold a TrainJob and Trainer's shipped torch-distributed
+// runtime, unchanged, renders in both Helm versions into the runtime's
+// Job and its Service: the TrainJob resolves its runtime among the
+// chart's templates, and the runtime is consumed, never installed.
+func TestHelmChartRendersTrainJobWithItsRuntime(t *testing.T) {
+	dir := helmWorkspace(t)
+	chart := filepath.Join(dir, "mnist-chart")
+	require.NoError(t, os.MkdirAll(filepath.Join(chart, "templates"), 0o755))
+	writeTestFile(t, filepath.Join(chart, "Chart.yaml"), "apiVersion: v2\nname: mnist\nversion: 0.1.0\n")
+	writeTestFile(t, filepath.Join(chart, "values.yaml"), "numNodes: 2\n")
+	writeTestFile(t, filepath.Join(chart, "templates", "trainjob.yaml"), `apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  runtimeRef:
+    name: torch-distributed
+  trainer:
+    command: [torchrun, /workspace/mnist.py]
+    numNodes: {{ .Values.numNodes }}
+`)
+	runtime, err := os.ReadFile(filepath.Join("trainer", "runtimes", "torch_distributed.yaml"))
+	require.NoError(t, err)
+	writeTestFile(t, filepath.Join(chart, "templates", "runtime.yaml"), string(runtime))
+	for _, c := range bothHelms(t, dir) {
+		t.Run(c.name, func(t *testing.T) {
+			out, stderr, err := c.helm.run(slices.Concat([]string{"template", "mnist", "mnist-chart"}, c.postRenderer)...)
+			require.NoError(t, err, stderr)
+			assert.Empty(t, stderr)
+			assert.Equal(t, []string{"Service/mnist", "Job/mnist-node-0"}, kindNames(t, out))
+			job := document(t, out, "kind: Job")
+			assert.Contains(t, job, "parallelism: 2")
+			assert.Contains(t, job, "value: mnist-node-0-0.mnist", "PET_MASTER_ADDR")
+		})
+	}
+}
