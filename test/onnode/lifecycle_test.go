@@ -159,6 +159,7 @@ func (s *submission) workersStop(job string, within time.Duration) {
 	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(context.Context) (bool, error) {
 		return s.runningWorkers(job) == 0, nil
 	})
-	require.NoError(s.t, err, "%d worker pods of %s still run %s after the launcher ended", s.runningWorkers(job), job, within)
+	require.NoError(s.t, err, "%d worker pods of %s still run %s after the launcher ended; the launcher and the workers printed:\n%s",
+		s.runningWorkers(job), job, within, s.logs("training.kubeflow.org/job-name="+job, ""))
 	s.t.Logf("the workers of %s ended %s after the launcher's Job did", job, time.Since(began).Round(10*time.Millisecond))
 }
