@@ -123,12 +123,16 @@ fi
 [ "${{{endEnv}}:-true}" = false ] && exit "$code"
 word=ended
 [ "$code" -ne 0 ] && word="failed ${{{failuresEnv}}:-{{defaultFailures}}}"
-# Every worker is tried in turn, in rounds a second apart, for 30 s at most
+# Every worker is tried in turn, in rounds a second apart, for 60 s at most
 # whatever their number; a wait that failed is a failed attempt too, which
 # the workers count, but what it could not reach is tried in one round only.
-rounds=30
+# A session may take 20 s to open, not the wait's 5: on a loaded node sshd
+# answers late, and 5 s attempts for 30 s told no worker (found on a real
+# node, each worker's sshd logging the sessions closed before their login).
+rounds=60
 [ -z "$ran" ] && rounds=1
-deadline=$(($(date +%s) + 30))
+connect_timeout=20
+deadline=$(($(date +%s) + 60))
 self=$(cat /etc/hostname 2>/dev/null || hostname)
 self=${self%%.*}
 # Written, not opened for reading too: the launcher may log in as another

@@ -242,7 +242,7 @@ func TestLaunchTellsAFailedWait(t *testing.T) {
 }
 
 // A wait that failed for want of workers runs nothing, and tries once to
-// tell a worker of the failed attempt, not for 30 s.
+// tell a worker of the failed attempt, not for 60 s.
 func TestLaunchRunsNothingWhenTheWaitFails(t *testing.T) {
 	f := newSSHFixture(t)
 	script, dir := launchIn(t, f, Hostfile(OpenMPI, []handoff.Host{{Name: "localhost", Slots: 1}}))
@@ -257,7 +257,7 @@ func TestLaunchRunsNothingWhenTheWaitFails(t *testing.T) {
 func TestLaunchStoppedTellsNothing(t *testing.T) {
 	f := newSSHFixture(t)
 	script, dir := launchIn(t, f, Hostfile(OpenMPI, []handoff.Host{{Name: "localhost", Slots: 1}}))
-	// No sshd: a word would be tried 30 times, a second apart.
+	// No sshd: a word would be tried 60 times, a second apart.
 	cmd := exec.Command("/bin/sh", "-c", script, "launch.sh", "/bin/sh", "-c",
 		"trap 'echo > "+dir+"/stopped; exit 143' TERM; echo > "+dir+"/started; sleep 60 >/dev/null 2>&1 & wait")
 	var out bytes.Buffer

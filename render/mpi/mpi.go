@@ -154,9 +154,10 @@ type remoteShell struct {
 }
 
 // sshRun opens a session on "$host" as the wait and the launcher's word to
-// the workers both do: bounded, non-interactive, with mpirun's extra ssh
-// arguments; the remote command follows.
-const sshRun = `ssh -n -o BatchMode=yes -o ConnectTimeout=5 -o ConnectionAttempts=1 \
+// the workers both do: bounded (5 s to open, or $connect_timeout),
+// non-interactive, with mpirun's extra ssh arguments; the remote command
+// follows.
+const sshRun = `ssh -n -o BatchMode=yes -o ConnectTimeout=${connect_timeout:-5} -o ConnectionAttempts=1 \
       -o ServerAliveInterval=5 -o ServerAliveCountMax=2 \
       -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
       $extra "$host"`

@@ -72,8 +72,13 @@ func (j *Job) launch() *launch {
 			agent:  mpi.RshAgent,
 			serve:  []string{"/bin/sh", mpi.ConfigDir + "/" + mpi.ServeRshKey},
 			serves: "an rsh server (" + mpi.ConfigDir + "/" + mpi.ServeRshKey + "), which the launcher's mpirun reaches them with",
-			ready:  &corev1.Probe{ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(mpi.RshPort)}}},
-			files:  map[string]string{mpi.ServeRshKey: mpi.ServeRsh, mpi.RshdConfKey: mpi.RshdConf},
+			// Probed every second: the launcher waits for it, and the
+			// kubelet's default period, 10 s, can hold it back that long.
+			ready: &corev1.Probe{
+				ProbeHandler:  corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(mpi.RshPort)}},
+				PeriodSeconds: 1,
+			},
+			files: map[string]string{mpi.ServeRshKey: mpi.ServeRsh, mpi.RshdConfKey: mpi.RshdConf},
 			nodeFiles: []corev1.KeyToPath{
 				item(mpi.ServeRshKey, 0o555),
 				item(mpi.RshdConfKey, 0o444),
