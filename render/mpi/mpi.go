@@ -357,6 +357,13 @@ const DeliveryContainer = "kubectl-delivery"
 // DeliveryCommand copies the delivery image's kubectl to KubectlPath.
 var DeliveryCommand = []string{"cp", "/bin/kubectl", KubectlPath}
 
+// DeliveryCPU and DeliveryMemory are the delivery container's requests
+// and limits alike: a copy of one file.
+const (
+	DeliveryCPU    = "100m"
+	DeliveryMemory = "128Mi"
+)
+
 // Kubexec is mpirun's remote shell in the KubectlExec launch mode
 // (mpi-operator v1alpha1's kubexec.sh): called as
 // `kubexec.sh HOST COMMAND...`, it runs the command in the container of

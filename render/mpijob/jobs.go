@@ -119,8 +119,8 @@ func mountKubectl(job *Job, t *pod.Template, main *pod.Container) *field.Error {
 		"image", image,
 		"command", mpi.DeliveryCommand,
 		"resources", ynode.Map(
-			"limits", ynode.Map("cpu", "100m", "memory", "128Mi"),
-			"requests", ynode.Map("cpu", "100m", "memory", "128Mi")),
+			"limits", ynode.Map("cpu", mpi.DeliveryCPU, "memory", mpi.DeliveryMemory),
+			"requests", ynode.Map("cpu", mpi.DeliveryCPU, "memory", mpi.DeliveryMemory)),
 		"volumeMounts", ynode.Seq(ynode.Map("name", kubectlVolume, "mountPath", mpi.KubectlDir)),
 	))
 }

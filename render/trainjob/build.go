@@ -73,7 +73,7 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 	out.Objects = append(out.Objects, service)
 	if m := p.mlPolicy.MPI; m != nil {
 		data := map[string]string{mpiHostfileKey: j.hostfile(p, subdomain)}
-		l := j.launch()
+		l := p.launch
 		if l != nil {
 			maps.Copy(data, l.files)
 		}

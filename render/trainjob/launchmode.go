@@ -41,10 +41,11 @@ type launch struct {
 // the KubectlExec launch mode, by an init container of deliveryResources.
 const kubectlVolume = "kubectl"
 
-var deliveryResources = func() corev1.ResourceRequirements {
-	l := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")}
+// deliveryResources are new maps for each Job, which later steps may edit.
+func deliveryResources() corev1.ResourceRequirements {
+	l := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(mpi.DeliveryCPU), corev1.ResourceMemory: resource.MustParse(mpi.DeliveryMemory)}
 	return corev1.ResourceRequirements{Limits: l, Requests: l.DeepCopy()}
-}()
+}
 
 // launch is the job's launch mode for an MPI runtime; nil for SSH, which
 // the runtime's own sshd serves as Trainer has it.
@@ -142,7 +143,7 @@ func (j *Job) equipLauncher(l *launch, spec *corev1.PodSpec, c *corev1.Container
 			Name:         mpi.DeliveryContainer,
 			Image:        j.KubectlDeliveryImage,
 			Command:      mpi.DeliveryCommand,
-			Resources:    deliveryResources,
+			Resources:    deliveryResources(),
 			VolumeMounts: []corev1.VolumeMount{{Name: kubectlVolume, MountPath: mpi.KubectlDir}},
 		})
 	}

@@ -48,6 +48,9 @@ type plan struct {
 	trainerCommand []string
 	// warnings are what the steps changed of the runtime beyond Trainer.
 	warnings []result.Warning
+	// launch is an MPI runtime's launch mode other than SSH; nil for SSH
+	// and other runtimes.
+	launch *launch
 }
 
 // newPlan applies the job's runtimePatches to a copy of its runtime and

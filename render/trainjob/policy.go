@@ -258,6 +258,7 @@ func (j *Job) mpi(p *plan) field.ErrorList {
 		}
 	}
 	l := j.launch()
+	p.launch = l
 	if l != nil && l.mode == options.Rsh {
 		if errs := checkRsh(p, launchModeField(j)); len(errs) > 0 {
 			return errs
