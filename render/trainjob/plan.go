@@ -227,8 +227,10 @@ func upsertVolume(volumes *[]corev1.Volume, v corev1.Volume) {
 	upsert(volumes, func(e corev1.Volume) string { return e.Name }, v)
 }
 
+// upsertVolumeMount keys mounts by their path, as Trainer does: a mount at
+// a path the container has replaces it, whatever volume either names.
 func upsertVolumeMount(mounts *[]corev1.VolumeMount, m corev1.VolumeMount) {
-	upsert(mounts, func(e corev1.VolumeMount) string { return e.Name }, m)
+	upsert(mounts, func(e corev1.VolumeMount) string { return e.MountPath }, m)
 }
 
 func value(name, v string) corev1.EnvVar { return corev1.EnvVar{Name: name, Value: v} }
