@@ -37,7 +37,7 @@ declare -A sets=(
 	[cluster]="kube-apiserver=$k8s/kube-apiserver kube-controller-manager=$k8s/kube-controller-manager
 		kube-scheduler=$k8s/kube-scheduler kubectl=$k8s/kubectl kubelet=$k8s/kubelet
 		kube-proxy=$k8s/kube-proxy etcd=go.etcd.io/etcd/server/v3 kwok=sigs.k8s.io/kwok/cmd/kwok
-		coredns=github.com/coredns/coredns"
+		coredns=github.com/trainfn/trainfn/hack/tools/coredns"
 )
 
 tools=()

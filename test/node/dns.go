@@ -16,7 +16,8 @@ import (
 // every other name does not exist. (Left unanswered, it would be a server
 // failure, which ends a resolver's walk down its search list: a name such
 // as service.namespace, tried as it is first, would never be tried under
-// svc.cluster.local.)
+// svc.cluster.local.) A plugin used here must be one the CoreDNS of
+// hack/tools/coredns imports: it has no other.
 const corefile = `%[2]s:53 in-addr.arpa:53 ip6.arpa:53 {
     bind %[1]s
     errors

@@ -8,7 +8,8 @@ import (
 )
 
 // PhasesEnv names the file a run's phases are recorded in, a line each:
-// "NAME<TAB>SECONDS<TAB>EXIT STATUS", as hack/phase.sh writes them.
+// "NAME<TAB>SECONDS<TAB>EXIT STATUS", as hack/phase.sh writes them (which
+// adds how busy the cores were; a suite's own phase leaves that out).
 const PhasesEnv = "TRAINFN_PHASES"
 
 // RecordPhase records a phase of a suite's own, such as starting a node,
