@@ -138,17 +138,24 @@ self=${self%%.*}
 # Written, not opened for reading too: the launcher may log in as another
 # user than the worker's, and the pipe lets others only write. Work holds
 # the pipe open for reading as long as it runs, so the write never blocks.
-{{extra}}remote='f={{fifo}}; [ -p "$f" ] && echo '"$word"' >"$f"'
+# Once the word is written the remote side says so: a worker told stops at
+# once, and may cut the session before it ends well (found on a real node:
+# the worker stopped, the launcher saw a failure and tried the others for
+# the whole window), so what it said counts as much as how it ended.
+{{extra}}remote='f={{fifo}}; [ -p "$f" ] && echo '"$word"' >"$f" && echo delivered'
 tell() {
   while read -r host _; do
     host=${host%%:*}
     case $host in ""|"#"*) continue ;; esac
     [ "${host%%.*}" = "$self" ] && continue
     [ "$(date +%s)" -ge "$deadline" ] && return 1
-    if {{run}} >/dev/null 2>&1; then
+    heard=$({{run}} 2>/dev/null)
+    status=$?
+    case $status/$heard in
+    0/* | */*delivered)
       told=$host
-      return 0
-    fi
+      return 0 ;;
+    esac
   done < {{hostfile}}
   return 1
 }
@@ -225,6 +232,9 @@ child=$!
     *) continue ;;
     esac
     : > "$ended"
+    # The session that told it ends first, rather than cut by the
+    # container's end: the launcher then knows it was heard.
+    sleep 1
     kill -TERM "$child" 2>/dev/null
     exit 0
   done

@@ -208,6 +208,24 @@ func TestLaunchTellsAWorkerTheJobEnded(t *testing.T) {
 	assert.Equal(t, 0, w.exitCode(t, 10*time.Second), "%s", &w.out)
 }
 
+// A worker told stops at once and may cut the session that told it: the
+// word was heard, and the launcher ends, rather than try the others for
+// the whole window. Here a real ssh reaches the worker and its session is
+// then reported cut (ssh's 255).
+func TestLaunchTellsAWorkerThatCutsTheSession(t *testing.T) {
+	f, w, script, _ := launcherAndWorker(t)
+	ssh, err := exec.LookPath("ssh")
+	require.NoError(t, err)
+	bin := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "ssh"), []byte("#!/bin/sh\n"+ssh+" \"$@\"\nexit 255\n"), 0o755))
+	f.env = append(f.env, "PATH="+bin+":"+os.Getenv("PATH"))
+
+	out, code := f.launch(t, script, nil, "/bin/sh", "-c", "echo ran mpirun")
+	assert.Equal(t, 0, code, out)
+	assert.Equal(t, "waited\nran mpirun\ntrainfn: told localhost the attempt ended: ended\n", out)
+	assert.Equal(t, 0, w.exitCode(t, 10*time.Second), "%s", &w.out)
+}
+
 // A failed attempt is told with the launcher's backoffLimit, and the
 // launcher keeps its code; with cleanPodPolicy None it tells nothing.
 func TestLaunchTellsAFailedAttempt(t *testing.T) {
