@@ -301,7 +301,7 @@ func bothSystems(trainfn, manifest string) ([]system, error) {
 	rendered = append(append(rendered, "---\n"...), secret...)
 	var systems []system
 	for _, s := range []system{{"trainfn", rendered}, {"mpi-operator", source}} {
-		fitted, err := node.FitRequests(s.objects)
+		fitted, err := node.Fit(s.objects, nil)
 		if err != nil {
 			return nil, err
 		}
