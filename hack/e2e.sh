@@ -1,26 +1,61 @@
 #!/usr/bin/env bash
-# e2e.sh: runs the end-to-end suite (the packages of test/ and examples/
-# with tests under the build tag e2e, then test/trainer-oracle, a module of
-# its own) one package at a time, each one a
-# phase (hack/phase.sh), as `go test -p 1` would; every package runs, and
+# e2e.sh: runs the end-to-end suite: the packages of test/ and examples/
+# with tests under the build tag e2e, and test/trainer-oracle, a module of
+# its own. Each package is a phase (hack/phase.sh); every package runs, and
 # the script fails if any failed.
+#
+# The packages but the node's run two at a time (E2E_LANES): each starts
+# its own control plane on ports of its own and its own bridges
+# (test/netns), and most of them wait on their servers, their cores half
+# idle or more. The longest start first, so that the lanes end together.
+# The real node's package (test/onnode) runs after them, alone: it starts
+# the one node this machine has room for, whose pods must not wait on a
+# busy machine past the suite's timeouts.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
 go=${GO:-go}
+lanes=${E2E_LANES:-2}
 module=$($go list -m)
 packages=$($go list -tags e2e -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' ./test/... ./examples/...) || exit 1
-failed=()
+
+# The oracle: Kubeflow Trainer's runtime framework, against the TrainJob
+# render, in a module of its own so that nothing of Trainer is linked into
+# trainfn. Its first run compiles Trainer's graph.
+oracle=test/trainer-oracle
+alone=test/onnode
+longest=(test/e2e "$oracle")
+
+queue=("${longest[@]}")
 for p in $packages; do
-	hack/phase.sh "e2e ${p#"$module"/}" env TRAINFN_REQUIRE_TOOLS=1 \
-		"$go" test -tags e2e -count=1 -parallel 8 -timeout 30m "$p" || failed+=("${p#"$module"/}")
+	p=${p#"$module"/}
+	[[ $p == "$alone" || " ${longest[*]} " == *" $p "* ]] || queue+=("$p")
 done
-# Kubeflow Trainer's runtime framework as the oracle of the TrainJob
-# render: a module of its own, so that nothing of Trainer is linked into
-# trainfn.
-hack/phase.sh "e2e test/trainer-oracle" env -C test/trainer-oracle \
-	"$go" test -count=1 -timeout 30m . || failed+=(test/trainer-oracle)
-if ((${#failed[@]} > 0)); then
-	echo "e2e: failed: ${failed[*]}" >&2
+
+failed=$(mktemp)
+trap 'rm -f "$failed"' EXIT
+
+# run_package PACKAGE: runs one package's tests as a phase, and records it
+# in $failed if they fail.
+run_package() {
+	local p=$1
+	if [[ $p == "$oracle" ]]; then
+		hack/phase.sh "e2e $p" env -C "$p" "$go" test -count=1 -timeout 30m . || echo "$p" >>"$failed"
+		return
+	fi
+	hack/phase.sh "e2e $p" env TRAINFN_REQUIRE_TOOLS=1 \
+		"$go" test -tags e2e -count=1 -parallel 8 -timeout 30m "./$p" || echo "$p" >>"$failed"
+}
+export go oracle failed
+export -f run_package
+
+# The package is the inner bash's $1, not this one's.
+# shellcheck disable=SC2016
+printf '%s\n' "${queue[@]}" | xargs -P "$lanes" -I{} bash -c 'run_package "$1"' _ {}
+if [[ $packages == *"$module/$alone"* ]]; then
+	run_package "$alone"
+fi
+if [[ -s $failed ]]; then
+	echo "e2e: failed: $(tr '\n' ' ' <"$failed")" >&2
 	exit 1
 fi
