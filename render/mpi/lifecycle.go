@@ -138,10 +138,11 @@ self=${self%%.*}
 # Written, not opened for reading too: the launcher may log in as another
 # user than the worker's, and the pipe lets others only write. Work holds
 # the pipe open for reading as long as it runs, so the write never blocks.
-# Once the word is written the remote side says so: a worker told stops at
-# once, and may cut the session before it ends well (found on a real node:
-# the worker stopped, the launcher saw a failure and tried the others for
-# the whole window), so what it said counts as much as how it ended.
+# Once the word is written the remote side says so: a worker told stops
+# within a second, and may still cut the session before it ends well (found
+# on a real node: the worker stopped, the launcher saw a failure and tried
+# the others for the whole window), so what it said counts as much as how
+# the session ended.
 {{extra}}remote='f={{fifo}}; [ -p "$f" ] && echo '"$word"' >"$f" && echo delivered'
 tell() {
   while read -r host _; do
