@@ -21,12 +21,21 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
+	"github.com/trainfn/trainfn/reconciler/allocation"
 	"github.com/trainfn/trainfn/reconciler/allocator"
+	"github.com/trainfn/trainfn/reconciler/cleanup"
+	"github.com/trainfn/trainfn/reconciler/discovery"
 	"github.com/trainfn/trainfn/reconciler/diserver"
+	"github.com/trainfn/trainfn/reconciler/gates"
+	"github.com/trainfn/trainfn/reconciler/metrics"
+	"github.com/trainfn/trainfn/reconciler/scaling"
+	"github.com/trainfn/trainfn/reconciler/sshsecret"
+	"github.com/trainfn/trainfn/reconciler/write"
 	"github.com/trainfn/trainfn/render/handoff"
 )
 
@@ -65,39 +74,13 @@ func Run(ctx context.Context, config *rest.Config, opts Options) error {
 }
 
 // NewManager sets up the reconciler on a controller-runtime manager: the
-// cache holds only objects trainfn rendered (by their operator label) and
-// never Secrets, so its memory follows the number of training pods, not of
-// all pods in the cluster.
+// cache holds only objects trainfn rendered (by their operator label), and
+// no Secret, which the reconciler never reads, so its memory follows the
+// number of training pods, not of all pods in the cluster.
 func NewManager(config *rest.Config, opts Options) (ctrl.Manager, error) {
-	rendered := labels.SelectorFromSet(labels.Set{handoff.OperatorNameLabel: handoff.Operator})
-	byObject := map[client.Object]cache.ByObject{}
-	for _, obj := range []client.Object{&corev1.Pod{}, &corev1.ConfigMap{}, &batchv1.Job{}, &appsv1.StatefulSet{}} {
-		byObject[obj] = cache.ByObject{Label: rendered}
-	}
-	// Nodes are read by the allocator: their room, readiness, labels and
-	// taints; not the images they hold, the bulk of a node's status.
-	byObject[&corev1.Node{}] = cache.ByObject{Transform: func(obj any) (any, error) {
-		if n, ok := obj.(*corev1.Node); ok {
-			n.Status.Images = nil
-			n.ManagedFields = nil
-		}
-		return obj, nil
-	}}
-	namespaces := map[string]cache.Config{}
-	for _, ns := range opts.Namespaces {
-		namespaces[ns] = cache.Config{}
-	}
-	if len(namespaces) == 0 {
-		namespaces = nil
-	}
 	shutdown := opts.ShutdownTimeout
 	mgr, err := ctrl.NewManager(config, ctrl.Options{
-		Cache: cache.Options{
-			ByObject:          byObject,
-			DefaultNamespaces: namespaces,
-			DefaultTransform:  cache.TransformStripManagedFields(),
-		},
-		Client:                        client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		Cache:                         cacheOptions(opts.Namespaces),
 		LeaderElection:                opts.LeaderElection,
 		LeaderElectionID:              opts.LeaderElectionID,
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
@@ -123,42 +106,21 @@ func NewManager(config *rest.Config, opts Options) (ctrl.Manager, error) {
 			return nil, err
 		}
 	}
-	r := &Reconciler{
-		Client:   mgr.GetClient(),
-		Secrets:  mgr.GetAPIReader(),
-		Recorder: mgr.GetEventRecorder(FieldManager),
-		Metrics:  NewMetrics(metrics.Registry),
-		Now:      time.Now,
-	}
-	if opts.DIServerAddress != "0" && opts.DIServerAddress != "" {
-		api, err := diserver.New(diserver.Config{
-			Cache: mgr.GetClient(), Live: mgr.GetAPIReader(), Writer: mgr.GetClient(),
-			Namespaces: opts.Namespaces, Log: mgr.GetLogger().WithName("di-server"),
-			Metrics: diserver.NewMetrics(metrics.Registry),
-		})
-		if err != nil {
-			return nil, err
-		}
-		// Every replica answers: the API's writes are conditional on what
-		// they read, so replicas cannot undo each other's.
-		if err := mgr.Add(&manager.Server{
-			Name:            "di-server",
-			Server:          &http.Server{Addr: opts.DIServerAddress, Handler: api, ReadHeaderTimeout: 10 * time.Second},
-			ShutdownTimeout: &shutdown,
-		}); err != nil {
-			return nil, err
-		}
-	}
+	m := metrics.New(crmetrics.Registry)
+	writer := write.Writer{Client: mgr.GetClient(), Writes: m.Writes}
+	events := mgr.GetEventRecorder(write.FieldManager)
+	var alloc *allocation.Allocation
 	if opts.SchedulingPeriod > 0 {
-		r.Allocation = &Allocation{
-			Client: mgr.GetClient(), Live: mgr.GetAPIReader(), Policy: allocator.MarginalThroughput{},
-			Period: opts.SchedulingPeriod, Recorder: r.Recorder, Metrics: r.Metrics, Now: time.Now,
-		}
+		alloc = newAllocation(mgr, opts, writer, events, m)
 		// A Runnable without NeedLeaderElection runs on the leader only.
-		if err := mgr.Add(r.Allocation); err != nil {
+		if err := mgr.Add(alloc); err != nil {
 			return nil, err
 		}
 	}
+	if err := addDIServer(mgr, opts); err != nil {
+		return nil, err
+	}
+	r := newReconciler(mgr, writer, events, m, alloc)
 	workers := opts.Workers
 	if workers < 1 {
 		workers = 1
@@ -174,6 +136,93 @@ func NewManager(config *rest.Config, opts Options) (ctrl.Manager, error) {
 		Watches(&corev1.ConfigMap{}, immediately).
 		Watches(&batchv1.Job{}, immediately).
 		Complete(r)
+}
+
+// cacheOptions keep in the cache only objects trainfn rendered, of the
+// watched namespaces (all when none), and Nodes.
+func cacheOptions(watched []string) cache.Options {
+	rendered := labels.SelectorFromSet(labels.Set{handoff.OperatorNameLabel: handoff.Operator})
+	byObject := map[client.Object]cache.ByObject{}
+	for _, obj := range []client.Object{&corev1.Pod{}, &corev1.ConfigMap{}, &batchv1.Job{}, &appsv1.StatefulSet{}} {
+		byObject[obj] = cache.ByObject{Label: rendered}
+	}
+	// Nodes are read by the allocator: their room, readiness, labels and
+	// taints; not the images they hold, the bulk of a node's status.
+	byObject[&corev1.Node{}] = cache.ByObject{Transform: func(obj any) (any, error) {
+		if n, ok := obj.(*corev1.Node); ok {
+			n.Status.Images = nil
+			n.ManagedFields = nil
+		}
+		return obj, nil
+	}}
+	namespaces := map[string]cache.Config{}
+	for _, ns := range watched {
+		namespaces[ns] = cache.Config{}
+	}
+	if len(namespaces) == 0 {
+		namespaces = nil
+	}
+	return cache.Options{
+		ByObject:          byObject,
+		DefaultNamespaces: namespaces,
+		DefaultTransform:  cache.TransformStripManagedFields(),
+	}
+}
+
+// newReconciler puts the concerns a job's reconcile runs together; with
+// an allocator, it places preemptible DIJobs' first workers and those at
+// their allocation gate.
+func newReconciler(mgr ctrl.Manager, writer write.Writer, events recorder.EventRecorder, m *metrics.Metrics, a *allocation.Allocation) *Reconciler {
+	scaler := &scaling.Scaler{Writer: writer, Recorder: events, Scales: m.Scales}
+	pinner := &gates.Pinner{Writer: writer, Live: mgr.GetAPIReader(), Now: time.Now}
+	if a != nil {
+		// Set only when an allocator runs: a nil *Allocation in the
+		// interface would not be nil.
+		scaler.Placer, pinner.Allocator = a, a
+	}
+	return &Reconciler{
+		Cache:      mgr.GetClient(),
+		Writer:     writer,
+		Reconciles: m.Reconciles,
+		SSH:        &sshsecret.Ensurer{Writer: writer, Recorder: events, Created: m.SSHSecrets},
+		Scaling:    scaler,
+		Discovery:  &discovery.Updater{Writer: writer, Writes: m.DiscoveryWrites, Latency: m.DiscoveryLatency, Now: time.Now},
+		Cleanup:    &cleanup.Cleaner{Writer: writer, Recorder: events, CleanUps: m.CleanUps, Now: time.Now},
+		Pinner:     pinner,
+	}
+}
+
+// newAllocation is the allocator of preemptible DIJobs, over the
+// namespaces the reconciler watches.
+func newAllocation(mgr ctrl.Manager, opts Options, writer write.Writer, events recorder.EventRecorder, m *metrics.Metrics) *allocation.Allocation {
+	return &allocation.Allocation{
+		Client: mgr.GetClient(), Writer: writer, Live: mgr.GetAPIReader(), Namespaces: opts.Namespaces,
+		Policy: allocator.MarginalThroughput{}, Period: opts.SchedulingPeriod,
+		Recorder: events, Scales: m.Scales, Now: time.Now,
+	}
+}
+
+// addDIServer serves the DI server API, on every replica: the API's
+// writes are conditional on what they read, so replicas cannot undo each
+// other's.
+func addDIServer(mgr ctrl.Manager, opts Options) error {
+	if opts.DIServerAddress == "0" || opts.DIServerAddress == "" {
+		return nil
+	}
+	api, err := diserver.New(diserver.Config{
+		Cache: mgr.GetClient(), Live: mgr.GetAPIReader(), Writer: mgr.GetClient(),
+		Namespaces: opts.Namespaces, Log: mgr.GetLogger().WithName("di-server"),
+		Metrics: diserver.NewMetrics(crmetrics.Registry),
+	})
+	if err != nil {
+		return err
+	}
+	shutdown := opts.ShutdownTimeout
+	return mgr.Add(&manager.Server{
+		Name:            "di-server",
+		Server:          &http.Server{Addr: opts.DIServerAddress, Handler: api, ReadHeaderTimeout: 10 * time.Second},
+		ShutdownTimeout: &shutdown,
+	})
 }
 
 // jobOf queues the job an object belongs to, after delay: the work queue

@@ -20,7 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/trainfn/trainfn/reconciler"
 	"github.com/trainfn/trainfn/render/handoff"
 )
 
@@ -207,7 +206,7 @@ func checkOwnership(t *testing.T, rendered, obj *unstructured.Unstructured) {
 		for _, path := range leaves(nil, fields) {
 			key := strings.Join(path, ".")
 			switch {
-			case m.Manager == reconciler.FieldManager:
+			case m.Manager == handoff.FieldManager:
 				ours[key] = true
 				if _, found, _ := unstructured.NestedFieldNoCopy(rendered.Object, path...); found {
 					t.Errorf("%s %s: the reconciler wrote %s, which the rendered output sets", obj.GetKind(), obj.GetName(), key)

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trainfn/trainfn/reconciler"
 	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/test/gitopssync"
 )
@@ -30,7 +29,7 @@ func TestGitOpsReapply(t *testing.T) {
 				defer cancel()
 				switch err := apply(ctx, j.ns, manager, force, j.objs); {
 				case err == nil:
-				case force || strings.Contains(err.Error(), strconv.Quote(reconciler.FieldManager)):
+				case force || strings.Contains(err.Error(), strconv.Quote(handoff.FieldManager)):
 					t.Fatalf("applying again as %s (force %v): %v", manager, force, err)
 				default:
 					// Two appliers may conflict with each other over a field

@@ -1,18 +1,22 @@
-package reconciler
+package allocation
 
 import (
 	"context"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	resourcehelper "k8s.io/component-helpers/resource"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/trainfn/trainfn/reconciler/allocator"
+	"github.com/trainfn/trainfn/reconciler/observed"
 	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/status/phase"
 )
@@ -43,8 +47,8 @@ type room struct {
 // countRoom is each node's allocatable room minus what the pods bound to
 // it request and what is reserved for workers not bound yet, the workers
 // of the jobs being optimized aside: their room is the policy's to hand
-// out. Every pod of the cluster counts, whatever namespaces the reconciler
-// watches: another team's pod takes room all the same. A node that takes
+// out. Every pod the allocator may read counts (eachBoundPod), another
+// team's too, which takes room all the same. A node that takes
 // no new pods (cordoned, not ready, tainted NoSchedule) offers only the
 // room the optimized workers on it hold, so that they keep it and no new
 // worker goes there. Reservations of pods now bound are dropped: the list
@@ -66,37 +70,28 @@ func (a *Allocation) countRoom(ctx context.Context, optimized map[string]bool) (
 		}
 		r.free[n.Name] = info
 	}
-	opts := []client.ListOption{client.MatchingFieldsSelector{Selector: activeBound}, client.Limit(podsPage)}
-	for {
-		var pods corev1.PodList
-		if err := a.Live.List(ctx, &pods, opts...); err != nil {
-			return room{}, err
+	err := a.eachBoundPod(ctx, func(p *corev1.Pod) {
+		if w, ok := boundWorkerOf(p); ok {
+			// The list counts its room now, not its reservation.
+			delete(a.reserved, w)
+			r.bound[w] = p.Spec.NodeName
 		}
-		for i := range pods.Items {
-			p := &pods.Items[i]
-			if w, ok := boundWorkerOf(p); ok {
-				// The list counts its room now, not its reservation.
-				delete(a.reserved, w)
-				r.bound[w] = p.Spec.NodeName
-			}
-			node := r.free[p.Spec.NodeName]
-			if node == nil || finished(p) {
-				continue
-			}
-			request := resources(resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}))
-			switch {
-			case optimized[jobKeyOf(p)]:
-				if !open[node.Name] {
-					node.Free = node.Free.Add(request)
-				}
-			case open[node.Name]:
-				node.Free = node.Free.Sub(request)
-			}
+		node := r.free[p.Spec.NodeName]
+		if node == nil || observed.Finished(p) {
+			return
 		}
-		if pods.Continue == "" {
-			break
+		request := resources(resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}))
+		switch {
+		case optimized[jobKeyOf(p)]:
+			if !open[node.Name] {
+				node.Free = node.Free.Add(request)
+			}
+		case open[node.Name]:
+			node.Free = node.Free.Sub(request)
 		}
-		opts = []client.ListOption{client.MatchingFieldsSelector{Selector: activeBound}, client.Limit(podsPage), client.Continue(pods.Continue)}
+	})
+	if err != nil {
+		return room{}, err
 	}
 	if err := a.forgetScaledAway(ctx); err != nil {
 		return room{}, err
@@ -107,6 +102,47 @@ func (a *Allocation) countRoom(ctx context.Context, optimized map[string]bool) (
 		}
 	}
 	return r, nil
+}
+
+// eachBoundPod visits every pod bound to a node and not finished that the
+// allocator may read, listed live a page at a time: every namespace's when
+// its rights reach them (a cluster-wide install, even one started to watch
+// some namespaces only), else those it watches (a Role in each). Whether
+// they reach is learnt once, from the API server's answer.
+func (a *Allocation) eachBoundPod(ctx context.Context, visit func(*corev1.Pod)) error {
+	if !a.namespacedOnly || len(a.Namespaces) == 0 {
+		err := a.listBoundPods(ctx, metav1.NamespaceAll, visit)
+		if !apierrors.IsForbidden(err) || len(a.Namespaces) == 0 {
+			return err
+		}
+		a.namespacedOnly = true
+		log.FromContext(ctx).Info("the allocator may not list every namespace's pods: it counts those of the namespaces it watches", "namespaces", a.Namespaces)
+	}
+	for _, ns := range a.Namespaces {
+		if err := a.listBoundPods(ctx, ns, visit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// listBoundPods visits the bound, unfinished pods of a namespace, or of
+// all.
+func (a *Allocation) listBoundPods(ctx context.Context, ns string, visit func(*corev1.Pod)) error {
+	opts := []client.ListOption{client.InNamespace(ns), client.MatchingFieldsSelector{Selector: activeBound}, client.Limit(podsPage)}
+	for {
+		var pods corev1.PodList
+		if err := a.Live.List(ctx, &pods, opts...); err != nil {
+			return err
+		}
+		for i := range pods.Items {
+			visit(&pods.Items[i])
+		}
+		if pods.Continue == "" {
+			return nil
+		}
+		opts = append(opts[:3:3], client.Continue(pods.Continue))
+	}
 }
 
 // forgetScaledAway drops the reservations of workers whose StatefulSet no

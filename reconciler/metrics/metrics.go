@@ -1,17 +1,13 @@
-package reconciler
+// Package metrics holds what the reconciler counts, beside
+// controller-runtime's own (reconcile durations, work queue depth, API
+// client requests); each concern counts its own part.
+package metrics
 
 import (
-	"encoding/json"
-
 	"github.com/prometheus/client_golang/prometheus"
-	appsv1 "k8s.io/api/apps/v1"
-	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Metrics are what the reconciler counts, beside controller-runtime's own
-// (reconcile durations, work queue depth, API client requests).
+// Metrics are the reconciler's own metrics.
 type Metrics struct {
 	Reconciles       prometheus.Counter
 	Writes           *prometheus.CounterVec
@@ -22,8 +18,8 @@ type Metrics struct {
 	SSHSecrets       prometheus.Counter
 }
 
-// NewMetrics makes the metrics and registers them.
-func NewMetrics(reg prometheus.Registerer) *Metrics {
+// New makes the metrics and registers them.
+func New(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		Reconciles: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "trainfn_reconciles_total", Help: "Jobs reconciled."}),
@@ -45,28 +41,4 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	reg.MustRegister(m.Reconciles, m.Writes, m.DiscoveryWrites, m.DiscoveryLatency, m.Scales, m.CleanUps, m.SSHSecrets)
 	return m
-}
-
-func kindOf(obj client.Object) string {
-	switch obj.(type) {
-	case *corev1.Pod:
-		return "Pod"
-	case *corev1.ConfigMap:
-		return "ConfigMap"
-	case *appsv1.StatefulSet:
-		return "StatefulSet"
-	case *batchv1.Job:
-		return "Job"
-	}
-	return "other"
-}
-
-// mustJSON encodes a patch built from maps, strings and numbers, which
-// cannot fail.
-func mustJSON(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return b
 }

@@ -1,16 +1,16 @@
-package reconciler
+package gates
 
 import (
-	"time"
-
 	"encoding/json"
 	"testing"
+	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/trainfn/trainfn/reconciler/write"
 	"github.com/trainfn/trainfn/render/handoff"
 )
 
@@ -31,7 +31,7 @@ func applied(t *testing.T, p *corev1.Pod, patch map[string]any) *corev1.Pod {
 	t.Helper()
 	original, err := json.Marshal(p)
 	require.NoError(t, err)
-	merged, err := jsonpatch.MergePatch(original, mustJSON(patch))
+	merged, err := jsonpatch.MergePatch(original, write.MustJSON(patch))
 	require.NoError(t, err)
 	var out corev1.Pod
 	require.NoError(t, json.Unmarshal(merged, &out))
@@ -47,9 +47,9 @@ func TestUngateNarrowsEveryTermAndKeepsOtherGates(t *testing.T) {
 		assert.Len(t, term.MatchExpressions, 1, "the template's requirement stays")
 		assert.Equal(t, []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"node-7"}}}, term.MatchFields)
 	}
-	assert.Equal(t, "node-7", pinnedTo(p))
+	assert.Equal(t, "node-7", PinnedTo(p))
 	p.Spec.NodeName = "node-7"
-	assert.Equal(t, "", pinnedTo(p), "a bound pod is no longer waiting for its pin")
+	assert.Equal(t, "", PinnedTo(p), "a bound pod is no longer waiting for its pin")
 }
 
 func TestUngateWithoutANodeOnlyLiftsTheGate(t *testing.T) {
@@ -57,6 +57,6 @@ func TestUngateWithoutANodeOnlyLiftsTheGate(t *testing.T) {
 	pod.Spec.SchedulingGates = pod.Spec.SchedulingGates[1:]
 	p := applied(t, pod, ungate(pod, "", time.Unix(0, 0)))
 	assert.Empty(t, p.Spec.SchedulingGates)
-	assert.Equal(t, "", pinnedTo(p))
+	assert.Equal(t, "", PinnedTo(p))
 	assert.Empty(t, p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields)
 }

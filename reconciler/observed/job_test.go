@@ -1,4 +1,4 @@
-package reconciler
+package observed
 
 import (
 	"math"
@@ -47,46 +47,46 @@ func TestEnded(t *testing.T) {
 			Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{s}}}
 	}
 	for name, tc := range map[string]struct {
-		job     job
+		job     Job
 		workers *appsv1.StatefulSet
 		want    phase.Phase
 	}{
 		"launcher running": {
-			job:     job{jobs: []batchv1.Job{jobWith("j-launcher")}},
+			job:     Job{Jobs: []batchv1.Job{jobWith("j-launcher")}},
 			workers: workersEndingWith("job/j-launcher"), want: ""},
 		"launcher complete": {
-			job:     job{jobs: []batchv1.Job{jobWith("j-launcher", batchv1.JobSuccessCriteriaMet, batchv1.JobComplete)}},
+			job:     Job{Jobs: []batchv1.Job{jobWith("j-launcher", batchv1.JobSuccessCriteriaMet, batchv1.JobComplete)}},
 			workers: workersEndingWith("job/j-launcher"), want: phase.Succeeded},
 		"launcher failing, its pods not yet gone": {
-			job:     job{jobs: []batchv1.Job{jobWith("j-launcher", batchv1.JobFailureTarget)}},
+			job:     Job{Jobs: []batchv1.Job{jobWith("j-launcher", batchv1.JobFailureTarget)}},
 			workers: workersEndingWith("job/j-launcher"), want: phase.Failed},
 		"another job's completion does not count": {
-			job:     job{jobs: []batchv1.Job{jobWith("other-launcher", batchv1.JobComplete)}},
+			job:     Job{Jobs: []batchv1.Job{jobWith("other-launcher", batchv1.JobComplete)}},
 			workers: workersEndingWith("job/j-launcher"), want: ""},
 		"an agent exited cleanly before its restart": {
-			job:     job{pods: []corev1.Pod{exited(0, true)}},
+			job:     Job{Pods: []corev1.Pod{exited(0, true)}},
 			workers: workersEndingWith("container/pytorch"), want: phase.Succeeded},
 		"an agent failed": {
-			job:     job{pods: []corev1.Pod{exited(1, false)}},
+			job:     Job{Pods: []corev1.Pod{exited(1, false)}},
 			workers: workersEndingWith("container/pytorch"), want: ""},
 		"a worker scaled away exited cleanly, as on SIGTERM": {
-			job:     job{pods: []corev1.Pod{indexed(exited(0, false), 3)}},
+			job:     Job{Pods: []corev1.Pod{indexed(exited(0, false), 3)}},
 			workers: scaledTo(workersEndingWith("container/pytorch"), 2), want: ""},
 		"a worker below the count exited cleanly": {
-			job:     job{pods: []corev1.Pod{indexed(exited(0, false), 1)}},
+			job:     Job{Pods: []corev1.Pod{indexed(exited(0, false), 1)}},
 			workers: scaledTo(workersEndingWith("container/pytorch"), 2), want: phase.Succeeded},
 		"a worker being deleted exited cleanly": {
-			job:     job{pods: []corev1.Pod{deleting(exited(0, false))}},
+			job:     Job{Pods: []corev1.Pod{deleting(exited(0, false))}},
 			workers: workersEndingWith("container/pytorch"), want: ""},
 		"recorded before": {
-			job:     job{},
+			job:     Job{},
 			workers: workersEndingWith("job/j-launcher", handoff.Ended, "Failed"), want: phase.Failed},
 		"nothing names the end": {
-			job:     job{jobs: []batchv1.Job{jobWith("j-launcher", batchv1.JobComplete)}},
+			job:     Job{Jobs: []batchv1.Job{jobWith("j-launcher", batchv1.JobComplete)}},
 			workers: workersEndingWith(""), want: ""},
 	} {
 		t.Run(name, func(t *testing.T) {
-			require.Equal(t, tc.want, tc.job.ended(tc.workers))
+			require.Equal(t, tc.want, tc.job.Ended(tc.workers))
 		})
 	}
 }
@@ -125,23 +125,23 @@ func TestDIJobEnds(t *testing.T) {
 		"one failed":        {[]batchv1.Job{task("j-learner"), task("j-collector", batchv1.JobFailed)}, phase.Failed},
 	} {
 		t.Run(name, func(t *testing.T) {
-			j := job{jobs: tc.jobs}
-			require.Len(t, j.workers(), len(tc.jobs), "every task's Job is a workers' workload")
-			require.Equal(t, tc.want, j.ended(&j.jobs[0]))
+			j := Job{Jobs: tc.jobs}
+			require.Len(t, j.Workers(), len(tc.jobs), "every task's Job is a workers' workload")
+			require.Equal(t, tc.want, j.Ended(&j.Jobs[0]))
 		})
 	}
 }
 
 func TestBoundsRefusesWhatTheRenderWouldNotWrite(t *testing.T) {
 	s := workersEndingWith("", handoff.ElasticWorkers, "2:8", handoff.Workers, "4")
-	b, first, err := bounds(s)
+	b, first, err := Bounds(s)
 	require.NoError(t, err)
 	require.Equal(t, int32(2), b.Min)
 	require.Equal(t, int32(8), b.Max)
 	require.Equal(t, int32(4), first)
 
 	for _, bad := range [][2]string{{"2:8", "9"}, {"8:2", "4"}, {"2-8", "4"}, {"2:8", "x"}} {
-		_, _, err := bounds(workersEndingWith("", handoff.ElasticWorkers, bad[0], handoff.Workers, bad[1]))
+		_, _, err := Bounds(workersEndingWith("", handoff.ElasticWorkers, bad[0], handoff.Workers, bad[1]))
 		require.Error(t, err, "%v", bad)
 	}
 }
@@ -167,9 +167,9 @@ func TestLauncherPodByItsRole(t *testing.T) {
 		"workers without a launcher": {[]corev1.Pod{pod("w", handoff.RoleLabels("j", handoff.RoleWorker))}, ""},
 	} {
 		t.Run(name, func(t *testing.T) {
-			j := job{pods: tc.pods}
+			j := Job{Pods: tc.pods}
 			got := ""
-			if l := j.launcher(); l != nil {
+			if l := j.Launcher(); l != nil {
 				got = l.Name
 			}
 			require.Equal(t, tc.want, got)
@@ -193,7 +193,7 @@ func TestEndedFor(t *testing.T) {
 		"gone since":      {jobs: nil, want: math.MaxInt64},
 		"another's ended": {jobs: []batchv1.Job{jobWith("other-launcher", batchv1.JobComplete)}, want: math.MaxInt64},
 	} {
-		j := job{jobs: tc.jobs}
-		require.Equal(t, tc.want, j.endedFor("j-launcher", now), name)
+		j := Job{Jobs: tc.jobs}
+		require.Equal(t, tc.want, j.EndedFor("j-launcher", now), name)
 	}
 }

@@ -1,4 +1,4 @@
-package reconciler
+package allocation
 
 import (
 	"context"
@@ -18,6 +18,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/trainfn/trainfn/reconciler/allocator"
+	"github.com/trainfn/trainfn/reconciler/gates"
+	"github.com/trainfn/trainfn/reconciler/observed"
+	"github.com/trainfn/trainfn/reconciler/write"
 	"github.com/trainfn/trainfn/render/handoff"
 )
 
@@ -50,7 +53,7 @@ func startedSet(job string, nodes ...string) *appsv1.StatefulSet {
 				handoff.ElasticWorkers: count + ":" + count,
 				handoff.Workers:        count,
 				handoff.ScaledFrom:     count,
-				handoff.Allocation:     string(mustJSON(nodes)),
+				handoff.Allocation:     string(write.MustJSON(nodes)),
 			},
 		},
 		Spec: appsv1.StatefulSetSpec{
@@ -87,7 +90,7 @@ func gatedWorker(s *appsv1.StatefulSet, i int) *corev1.Pod {
 func pinnedWorker(s *appsv1.StatefulSet, i int, node string) *corev1.Pod {
 	p := gatedWorker(s, i)
 	p.Spec.SchedulingGates = nil
-	pin := corev1.NodeSelectorRequirement{Key: pinKey, Operator: corev1.NodeSelectorOpIn, Values: []string{node}}
+	pin := corev1.NodeSelectorRequirement{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{node}}
 	p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
 		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchFields: []corev1.NodeSelectorRequirement{pin}}},
 	}}}
@@ -129,17 +132,17 @@ func (f fieldFiltering) List(ctx context.Context, list client.ObjectList, opts .
 	return nil
 }
 
-// allocating is a reconciler with an allocator over a cluster that holds
-// objs, read through the cache and live alike.
-func allocating(objs ...client.Object) (*Reconciler, client.Client) {
+// allocating is an allocator, and the gates it pins pods for, over a
+// cluster that holds objs, read through the cache and live alike.
+func allocating(objs ...client.Object) (*Allocation, *gates.Pinner, client.Client) {
 	c := fake.NewClientBuilder().WithObjects(objs...).Build()
-	metrics := NewMetrics(prometheus.NewRegistry())
-	recorder := events.NewFakeRecorder(100)
+	writer := write.Writer{Client: c, Writes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "writes"}, []string{"kind"})}
 	a := &Allocation{
-		Client: c, Live: fieldFiltering{c}, Policy: allocator.MarginalThroughput{},
-		Period: time.Second, Recorder: recorder, Metrics: metrics, Now: time.Now,
+		Client: c, Writer: writer, Live: fieldFiltering{c}, Policy: allocator.MarginalThroughput{},
+		Period: time.Second, Recorder: events.NewFakeRecorder(100),
+		Scales: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "scales"}, []string{"reason"}), Now: time.Now,
 	}
-	return &Reconciler{Client: c, Recorder: recorder, Metrics: metrics, Now: time.Now, Allocation: a}, c
+	return a, &gates.Pinner{Writer: writer, Live: c, Allocator: a, Now: time.Now}, c
 }
 
 // recordedAllocation is the allocation the API holds for s.
@@ -147,7 +150,7 @@ func recordedAllocation(t *testing.T, c client.Client, s *appsv1.StatefulSet) al
 	t.Helper()
 	var live appsv1.StatefulSet
 	require.NoError(t, c.Get(context.Background(), client.ObjectKeyFromObject(s), &live))
-	list, err := allocationOf(&live)
+	list, err := observed.Allocation(&live)
 	require.NoError(t, err)
 	return list
 }
@@ -162,14 +165,14 @@ func TestLiftingAStaleGateRecordsTheNodeTheWorkerIsBoundTo(t *testing.T) {
 	for i, node := range []string{"n0", "n1"} {
 		objs = append(objs, boundWorker(a, i, node), boundWorker(b, i, node))
 	}
-	r, c := allocating(objs...)
+	_, pinner, c := allocating(objs...)
 	ctx := context.Background()
 	stale := gatedWorker(a, 1)
 	stale.ResourceVersion = "1"
-	j := &job{namespace: testNamespace, name: "a", pods: []corev1.Pod{*boundWorker(a, 0, "n0"), *stale}}
+	j := &observed.Job{Namespace: testNamespace, Name: "a", Pods: []corev1.Pod{*boundWorker(a, 0, "n0"), *stale}}
 	// The pod's own patch fails on its stale resourceVersion; what is
 	// checked is the allocation recorded before it.
-	_ = r.liftGates(ctx, j, a.DeepCopy())
+	_ = pinner.Lift(ctx, j, a.DeepCopy())
 	require.Equal(t, allocator.NodeList{"n0", "n1"}, recordedAllocation(t, c, a))
 }
 
@@ -179,9 +182,9 @@ func TestLiftingAStaleGateRecordsTheNodeTheWorkerIsBoundTo(t *testing.T) {
 // first in the policy's order.
 func TestOptimizeKeepsAPinnedWorkersNode(t *testing.T) {
 	a, b := startedSet("a", "n0", "n0"), startedSet("b", "n0", "n1")
-	r, c := allocating(readyNode("n0"), readyNode("n1"), a, b,
+	alloc, _, c := allocating(readyNode("n0"), readyNode("n1"), a, b,
 		gatedWorker(a, 0), gatedWorker(a, 1), pinnedWorker(b, 0, "n0"), boundWorker(b, 1, "n1"))
-	require.NoError(t, r.Allocation.Optimize(context.Background()))
+	require.NoError(t, alloc.Optimize(context.Background()))
 	require.Equal(t, allocator.NodeList{"n0", "n1"}, recordedAllocation(t, c, b), "b-worker-0 is pinned to n0, b-worker-1 bound to n1")
 	require.Equal(t, allocator.NodeList{"n0", "n1"}, recordedAllocation(t, c, a))
 }
@@ -192,10 +195,10 @@ func TestOptimizeKeepsAPinnedWorkersNode(t *testing.T) {
 // dropped before its count was raised).
 func TestOptimizeKeepsTheNodeHandedOutForAGatedPod(t *testing.T) {
 	a, b := startedSet("a", "n0", "n0"), startedSet("b", "")
-	r, c := allocating(readyNode("n0"), readyNode("n1"), a, b, gatedWorker(a, 0), gatedWorker(a, 1), gatedWorker(b, 0))
+	alloc, _, c := allocating(readyNode("n0"), readyNode("n1"), a, b, gatedWorker(a, 0), gatedWorker(a, 1), gatedWorker(b, 0))
 	ctx := context.Background()
-	require.Equal(t, map[int]string{0: "n0"}, r.Allocation.PlaceGated(ctx, b, []int{0}))
-	require.NoError(t, r.Allocation.Optimize(ctx))
+	require.Equal(t, map[int]string{0: "n0"}, alloc.PlaceGated(ctx, b, []int{0}))
+	require.NoError(t, alloc.Optimize(ctx))
 	require.Equal(t, allocator.NodeList{"n0"}, recordedAllocation(t, c, b), "b-worker-0 is being pinned to n0")
 	require.Equal(t, allocator.NodeList{"n0", "n1"}, recordedAllocation(t, c, a))
 }

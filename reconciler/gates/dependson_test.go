@@ -1,10 +1,14 @@
-package reconciler
+package gates
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/trainfn/trainfn/reconciler/observed"
 )
 
 func TestDependenciesMet(t *testing.T) {
@@ -13,7 +17,7 @@ func TestDependenciesMet(t *testing.T) {
 	nodes.Status.Ready = new(int32(1))
 	data := jobWith("t-dataset-initializer-0", batchv1.JobSuccessCriteriaMet, batchv1.JobComplete)
 	model := jobWith("t-model-initializer-0")
-	j := &job{jobs: []batchv1.Job{nodes, data, model}}
+	j := &observed.Job{Jobs: []batchv1.Job{nodes, data, model}}
 
 	for deps, want := range map[string]bool{
 		"t-dataset-initializer-0=Complete":                                true,
@@ -24,9 +28,17 @@ func TestDependenciesMet(t *testing.T) {
 		"":                     false,
 		"t-node-0=Running":     false,
 	} {
-		assert.Equal(t, want, j.dependenciesMet(deps), deps)
+		assert.Equal(t, want, dependenciesMet(j, deps), deps)
 	}
 	// One more pod ready, one done: every pod of the Job is.
-	j.jobs[0].Status.Succeeded = 1
-	assert.True(t, j.dependenciesMet("t-node-0=Ready"))
+	j.Jobs[0].Status.Succeeded = 1
+	assert.True(t, dependenciesMet(j, "t-node-0=Ready"))
+}
+
+func jobWith(name string, conditions ...batchv1.JobConditionType) batchv1.Job {
+	j := batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	for _, c := range conditions {
+		j.Status.Conditions = append(j.Status.Conditions, batchv1.JobCondition{Type: c, Status: corev1.ConditionTrue})
+	}
+	return j
 }
