@@ -5,7 +5,6 @@
 package charts
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -45,49 +44,6 @@ const (
 	release          = "trainfn-reconciler"
 	releaseNamespace = "trainfn-system"
 )
-
-// reconcilerRules are the rights the reconciler needs in the namespaces it
-// watches, row for row as the chart's README gives them.
-var reconcilerRules = []rbacv1.PolicyRule{
-	{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch", "patch", "delete"}},
-	{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "list", "watch", "patch"}},
-	{APIGroups: []string{"apps"}, Resources: []string{"statefulsets"}, Verbs: []string{"get", "list", "watch", "patch"}},
-	scaleRule,
-	{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"get", "list", "watch", "patch"}},
-	{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "create"}},
-	{APIGroups: []string{"", "events.k8s.io"}, Resources: []string{"events"}, Verbs: []string{"create", "patch"}},
-}
-
-// scaleRule is the DI server's: it writes a preemptible DIJob's worker
-// count through the scale subresource, having read the StatefulSet itself,
-// so it never reads the subresource. Granted with diServer.enabled only.
-var scaleRule = rbacv1.PolicyRule{APIGroups: []string{"apps"}, Resources: []string{"statefulsets/scale"}, Verbs: []string{"update"}}
-
-// withoutScale are reconcilerRules when the DI server is off.
-func withoutScale() []rbacv1.PolicyRule {
-	return slices.DeleteFunc(slices.Clone(reconcilerRules), func(r rbacv1.PolicyRule) bool {
-		return slices.Contains(r.Resources, "statefulsets/scale")
-	})
-}
-
-// nodeRules are the allocator's, cluster-wide whatever the reconciler
-// watches: Nodes belong to no namespace, and any namespace's pod takes a
-// node's room. Granted with allocator.enabled only, in a ClusterRole of
-// their own.
-var nodeRules = []rbacv1.PolicyRule{
-	{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list", "watch"}},
-	{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}},
-}
-
-// leaseRules are leader election's, in the release namespace: any Lease may
-// be created (it has no name to check before it exists), only the
-// release's own read and renewed.
-func leaseRules(lease string) []rbacv1.PolicyRule {
-	return []rbacv1.PolicyRule{
-		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}},
-		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: []string{lease}, Verbs: []string{"get", "update"}},
-	}
-}
 
 func TestLintStrict(t *testing.T) {
 	out, err := helm(t, "lint", "--strict", reconcilerChart)
@@ -144,15 +100,15 @@ func TestTemplateRefusesBadCombinations(t *testing.T) {
 			"serviceAccount.name is required when serviceAccount.create is false"},
 		{"metrics and probes on one port", []string{"--set", "metrics.port=8081"},
 			"metrics.port and health.port are both 8081"},
-		{"DI server and metrics on one port", []string{"--set", "diServer.port=8080"},
+		{"DI server and metrics on one port", []string{"--set", "diJobs.enabled=true,diServer.port=8080"},
 			"diServer.port and metrics.port are both 8080"},
-		{"DI server and probes on one port", []string{"--set", "diServer.port=8081"},
+		{"DI server and probes on one port", []string{"--set", "diJobs.enabled=true,diServer.port=8081"},
 			"diServer.port and health.port are both 8081"},
-		{"DI server and probes on one port, metrics off", []string{"--set", "diServer.port=8081,metrics.enabled=false"},
+		{"DI server and probes on one port, metrics off", []string{"--set", "diJobs.enabled=true,diServer.port=8081,metrics.enabled=false"},
 			"diServer.port and health.port are both 8081"},
-		{"allocator with a period of zero", []string{"--skip-schema-validation", "--set", "allocator.schedulingPeriod=0s"},
+		{"allocator with a period of zero", []string{"--skip-schema-validation", "--set", "diJobs.enabled=true,allocator.schedulingPeriod=0s"},
 			"allocator.schedulingPeriod is 0s with allocator.enabled"},
-		{"allocator with a period of zero, unitless", []string{"--skip-schema-validation", "--set-string", "allocator.schedulingPeriod=0"},
+		{"allocator with a period of zero, unitless", []string{"--skip-schema-validation", "--set", "diJobs.enabled=true", "--set-string", "allocator.schedulingPeriod=0"},
 			"allocator.schedulingPeriod is 0 with allocator.enabled"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -161,190 +117,6 @@ func TestTemplateRefusesBadCombinations(t *testing.T) {
 			assert.Contains(t, out, c.says)
 		})
 	}
-}
-
-func TestClusterScopeRBAC(t *testing.T) {
-	objs := render(t)
-
-	assert.Equal(t, map[string][]rbacv1.PolicyRule{
-		release:            reconcilerRules,
-		release + "-nodes": nodeRules,
-	}, clusterRules(t, objs))
-	assert.Equal(t, map[string]rbacv1.RoleRef{
-		release:            {APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: release},
-		release + "-nodes": {APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: release + "-nodes"},
-	}, clusterBindings(t, objs))
-
-	// The one Role is leader election's, in the release namespace.
-	roles := ofKind[rbacv1.Role](t, objs, "Role")
-	require.Len(t, roles, 1)
-	assert.Equal(t, releaseNamespace, roles[0].Namespace)
-	assert.Equal(t, leaseRules(release), roles[0].Rules)
-	roleBindings := ofKind[rbacv1.RoleBinding](t, objs, "RoleBinding")
-	require.Len(t, roleBindings, 1)
-	assert.Equal(t, releaseNamespace, roleBindings[0].Namespace)
-	assert.Equal(t, rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: roles[0].Name}, roleBindings[0].RoleRef)
-	assert.Equal(t, []rbacv1.Subject{reconcilerSubject()}, roleBindings[0].Subjects)
-
-	accounts := ofKind[corev1.ServiceAccount](t, objs, "ServiceAccount")
-	require.Len(t, accounts, 1)
-	assert.Equal(t, release, accounts[0].Name)
-	assert.Equal(t, releaseNamespace, accounts[0].Namespace)
-
-	assert.Empty(t, withPrefix(reconcilerContainer(t, objs).Args, "--namespaces"), "every namespace is watched without the flag")
-}
-
-func TestNamespaceScopeRBAC(t *testing.T) {
-	objs := render(t, "--set", "watchNamespaces={a,b}")
-
-	// Nodes belong to no namespace: the allocator reads them cluster-wide,
-	// and that is the one cluster-wide right.
-	assert.Equal(t, map[string][]rbacv1.PolicyRule{release + "-nodes": nodeRules}, clusterRules(t, objs),
-		"a watched namespace list needs no cluster-wide right but reading Nodes")
-	assert.Equal(t, map[string]rbacv1.RoleRef{
-		release + "-nodes": {APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: release + "-nodes"},
-	}, clusterBindings(t, objs))
-
-	rolesIn := map[string][]rbacv1.PolicyRule{}
-	for _, role := range ofKind[rbacv1.Role](t, objs, "Role") {
-		rolesIn[role.Namespace+"/"+role.Name] = role.Rules
-	}
-	assert.Equal(t, map[string][]rbacv1.PolicyRule{
-		"a/" + release: reconcilerRules,
-		"b/" + release: reconcilerRules,
-		releaseNamespace + "/" + release + "-leader-election": leaseRules(release),
-	}, rolesIn)
-
-	bindingsIn := map[string]rbacv1.RoleRef{}
-	for _, binding := range ofKind[rbacv1.RoleBinding](t, objs, "RoleBinding") {
-		bindingsIn[binding.Namespace+"/"+binding.Name] = binding.RoleRef
-		assert.Equal(t, []rbacv1.Subject{reconcilerSubject()}, binding.Subjects,
-			"RoleBinding %s/%s binds the reconciler's ServiceAccount in the release namespace", binding.Namespace, binding.Name)
-	}
-	assert.Equal(t, map[string]rbacv1.RoleRef{
-		"a/" + release: {APIGroup: rbacv1.GroupName, Kind: "Role", Name: release},
-		"b/" + release: {APIGroup: rbacv1.GroupName, Kind: "Role", Name: release},
-		releaseNamespace + "/" + release + "-leader-election": {APIGroup: rbacv1.GroupName, Kind: "Role", Name: release + "-leader-election"},
-	}, bindingsIn)
-
-	assert.Contains(t, reconcilerContainer(t, objs).Args, "--namespaces=a,b")
-}
-
-// TestOptionalRights: the DI server's right to scale and the allocator's
-// to read Nodes are granted with them only, in either scope.
-func TestOptionalRights(t *testing.T) {
-	for _, c := range []struct {
-		name         string
-		args         []string
-		clusterRoles map[string][]rbacv1.PolicyRule
-		roles        map[string][]rbacv1.PolicyRule // but leader election's
-	}{
-		{"cluster scope without the DI server", []string{"--set", "diServer.enabled=false"},
-			map[string][]rbacv1.PolicyRule{release: withoutScale(), release + "-nodes": nodeRules}, map[string][]rbacv1.PolicyRule{}},
-		{"cluster scope without the allocator", []string{"--set", "allocator.enabled=false"},
-			map[string][]rbacv1.PolicyRule{release: reconcilerRules}, map[string][]rbacv1.PolicyRule{}},
-		{"namespace scope without the DI server", []string{"--set", "watchNamespaces={a},diServer.enabled=false"},
-			map[string][]rbacv1.PolicyRule{release + "-nodes": nodeRules}, map[string][]rbacv1.PolicyRule{"a/" + release: withoutScale()}},
-		{"namespace scope without either", []string{"--set", "watchNamespaces={a},diServer.enabled=false,allocator.enabled=false"},
-			map[string][]rbacv1.PolicyRule{}, map[string][]rbacv1.PolicyRule{"a/" + release: withoutScale()}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			objs := render(t, c.args...)
-			assert.Equal(t, c.clusterRoles, clusterRules(t, objs))
-			bound := map[string]bool{}
-			for name, ref := range clusterBindings(t, objs) {
-				assert.Equal(t, name, ref.Name, "ClusterRoleBinding %s binds the ClusterRole of its name", name)
-				bound[name] = true
-			}
-			for name := range c.clusterRoles {
-				assert.True(t, bound[name], "ClusterRole %s is bound", name)
-			}
-			assert.Len(t, bound, len(c.clusterRoles), "a ClusterRoleBinding to each ClusterRole, and no other")
-			roles := map[string][]rbacv1.PolicyRule{}
-			for _, role := range ofKind[rbacv1.Role](t, objs, "Role") {
-				if role.Name != release+"-leader-election" {
-					roles[role.Namespace+"/"+role.Name] = role.Rules
-				}
-			}
-			assert.Equal(t, c.roles, roles)
-		})
-	}
-}
-
-// TestLeastPrivilege looks at every rule any configuration grants: no
-// wildcard, no way to read Secrets in bulk or change one, no way to grant
-// itself more.
-func TestLeastPrivilege(t *testing.T) {
-	for name, args := range map[string][]string{
-		"cluster scope":                          nil,
-		"namespace scope":                        {"--set", "watchNamespaces={a,b}"},
-		"without leader election":                {"--set", "leaderElection.enabled=false"},
-		"three replicas":                         {"--set", "replicaCount=3"},
-		"without the DI server or the allocator": {"--set", "diServer.enabled=false,allocator.enabled=false"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			objs := render(t, args...)
-			var rules []rbacv1.PolicyRule
-			for _, role := range ofKind[rbacv1.ClusterRole](t, objs, "ClusterRole") {
-				assert.Nil(t, role.AggregationRule, "ClusterRole %s aggregates others' rules", role.Name)
-				rules = append(rules, role.Rules...)
-			}
-			for _, role := range ofKind[rbacv1.Role](t, objs, "Role") {
-				rules = append(rules, role.Rules...)
-			}
-			require.NotEmpty(t, rules)
-			for _, rule := range rules {
-				for _, field := range [][]string{rule.APIGroups, rule.Resources, rule.Verbs, rule.ResourceNames} {
-					assert.NotContains(t, field, rbacv1.VerbAll, "wildcard in %+v", rule)
-				}
-				assert.Empty(t, rule.NonResourceURLs, "%+v", rule)
-				for _, r := range rule.Resources {
-					if strings.Contains(r, "/") {
-						assert.Equal(t, scaleRule, rule, "subresource %s: the reconciler needs none but updating statefulsets/scale", r)
-					}
-				}
-				if slices.Contains(rule.Resources, "nodes") {
-					assert.Equal(t, nodeRules[0], rule, "nodes: read only, and in a rule of their own")
-				}
-				for _, verb := range []string{"escalate", "bind", "impersonate"} {
-					assert.NotContains(t, rule.Verbs, verb, "%+v", rule)
-				}
-				if slices.Contains(rule.Resources, "secrets") {
-					assert.Subset(t, []string{"get", "create"}, rule.Verbs, "secrets: get and create only, %+v", rule)
-				}
-			}
-		})
-	}
-}
-
-// TestREADMETable holds the README's table of rights to what the chart
-// grants, so neither changes without the other: every resource and verb
-// the table lists is granted, and nothing else.
-func TestREADMETable(t *testing.T) {
-	documented := map[string]bool{}
-	for _, row := range readmeTable(t, "| resource | verbs | why |") {
-		resource, _, _ := strings.Cut(row[0], " ")
-		for verb := range strings.SplitSeq(row[1], ", ") {
-			documented[resource+" "+verb] = true
-		}
-	}
-	objs := render(t)
-	granted := map[string]bool{}
-	var rules []rbacv1.PolicyRule
-	for _, role := range ofKind[rbacv1.ClusterRole](t, objs, "ClusterRole") {
-		rules = append(rules, role.Rules...)
-	}
-	for _, role := range ofKind[rbacv1.Role](t, objs, "Role") {
-		rules = append(rules, role.Rules...)
-	}
-	for _, rule := range rules {
-		for _, resource := range rule.Resources {
-			for _, verb := range rule.Verbs {
-				granted[resource+" "+verb] = true
-			}
-		}
-	}
-	assert.Equal(t, documented, granted)
 }
 
 func TestDeployment(t *testing.T) {
@@ -383,11 +155,11 @@ func TestDeployment(t *testing.T) {
 		"--leader-election-id=" + release,
 		"--metrics-bind-address=:8080",
 		"--health-probe-bind-address=:8081",
-		"--di-server-bind-address=:8082",
+		"--di-server-bind-address=0",
 		"--coalesce=100ms",
-		"--scheduling-period=30s",
+		"--scheduling-period=0",
 		"--log-level=info",
-	}, container.Args)
+	}, container.Args, "DIJobs' DI server and allocator run only with diJobs.enabled")
 	assert.Equal(t, []corev1.EnvVar{{
 		Name:      "POD_NAMESPACE",
 		ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}},
@@ -395,7 +167,6 @@ func TestDeployment(t *testing.T) {
 	assert.Equal(t, []corev1.ContainerPort{
 		{Name: "metrics", ContainerPort: 8080, Protocol: corev1.ProtocolTCP},
 		{Name: "health", ContainerPort: 8081, Protocol: corev1.ProtocolTCP},
-		{Name: "di-server", ContainerPort: 8082, Protocol: corev1.ProtocolTCP},
 	}, container.Ports)
 	require.NotNil(t, container.LivenessProbe)
 	require.NotNil(t, container.ReadinessProbe)
@@ -412,7 +183,7 @@ func TestDeploymentValues(t *testing.T) {
 		"--set", "coalesce=1s,logLevel=debug,health.port=9091,metrics.port=9090",
 		"--set", "image.tag=v9.9.9,podLabels.team=ml,podLabels.app\\.kubernetes\\.io/name=other",
 		"--set", "leaderElection.enabled=false",
-		"--set", "diServer.port=9092,allocator.schedulingPeriod=1m30s")
+		"--set", "diJobs.enabled=true,diServer.port=9092,allocator.schedulingPeriod=1m30s")
 	deployment := ofKind[appsv1.Deployment](t, objs, "Deployment")[0]
 	container := deployment.Spec.Template.Spec.Containers[0]
 	assert.Equal(t, []string{
@@ -447,7 +218,7 @@ func TestMetricsService(t *testing.T) {
 		assert.Empty(t, service.Annotations, "Service %s: prometheus annotations only when asked for, on the metrics Service", service.Name)
 	}
 
-	objs := render(t, "--set", "metrics.enabled=false")
+	objs := render(t, "--set", "metrics.enabled=false,diJobs.enabled=true")
 	assert.Nil(t, serviceNamed(t, objs, release+"-metrics"))
 	container := reconcilerContainer(t, objs)
 	assert.Contains(t, container.Args, "--metrics-bind-address=0", "0 turns the metrics server off")
@@ -457,11 +228,14 @@ func TestMetricsService(t *testing.T) {
 	}, container.Ports)
 }
 
+// dijobs turns DIJobs' DI server and allocator on.
+var dijobs = []string{"--set", "diJobs.enabled=true"}
+
 // TestDIServerService: the DI server's Service is where trainfn points
 // DIJobs by default, the release installed as the README says; it and the
 // container's port follow diServer.
 func TestDIServerService(t *testing.T) {
-	objs := render(t)
+	objs := render(t, dijobs...)
 	service := serviceNamed(t, objs, release+"-di-server")
 	require.NotNil(t, service, "no Service %s-di-server", release)
 	assert.Equal(t, releaseNamespace, service.Namespace)
@@ -473,7 +247,7 @@ func TestDIServerService(t *testing.T) {
 		"trainfn renders DIJobs to call this Service")
 	assert.Contains(t, reconcilerContainer(t, objs).Ports, corev1.ContainerPort{Name: "di-server", ContainerPort: 8082, Protocol: corev1.ProtocolTCP})
 
-	objs = render(t, "--set", "diServer.port=9000")
+	objs = render(t, "--set", "diJobs.enabled=true,diServer.port=9000")
 	service = serviceNamed(t, objs, release+"-di-server")
 	require.NotNil(t, service)
 	assert.Equal(t, []corev1.ServicePort{{Name: "di-server", Port: 9000, TargetPort: intstr.FromString("di-server"), Protocol: corev1.ProtocolTCP}}, service.Spec.Ports)
@@ -482,17 +256,20 @@ func TestDIServerService(t *testing.T) {
 	assert.Contains(t, container.Ports, corev1.ContainerPort{Name: "di-server", ContainerPort: 9000, Protocol: corev1.ProtocolTCP})
 
 	// The ports of servers turned off are free.
-	render(t, "--set", "diServer.port=8080,metrics.enabled=false")
-	render(t, "--set", "diServer.port=8081,diServer.enabled=false")
+	render(t, "--set", "diJobs.enabled=true,diServer.port=8080,metrics.enabled=false")
+	render(t, "--set", "diJobs.enabled=true,diServer.port=8081,diServer.enabled=false")
+	render(t, "--set", "diServer.port=8081")
 
 	// A Service name is a DNS label: the full name is shortened to fit.
 	long := strings.Repeat("a", 63)
-	service = serviceNamed(t, render(t, "--set", "fullnameOverride="+long), strings.Repeat("a", 53)+"-di-server")
+	service = serviceNamed(t, render(t, "--set", "diJobs.enabled=true,fullnameOverride="+long), strings.Repeat("a", 53)+"-di-server")
 	require.NotNil(t, service, "the DI server's Service of a 63-character full name")
 	assert.LessOrEqual(t, len(service.Name), 63)
 
-	objs = render(t, "--set", "diServer.enabled=false")
-	assert.Nil(t, serviceNamed(t, objs, release+"-di-server"))
+	for _, off := range []string{"diJobs.enabled=true,diServer.enabled=false", "diJobs.enabled=false"} {
+		objs = render(t, "--set", off)
+		assert.Nil(t, serviceNamed(t, objs, release+"-di-server"), off)
+	}
 	container = reconcilerContainer(t, objs)
 	assert.Contains(t, container.Args, "--di-server-bind-address=0", "0 turns the DI server off")
 	for _, port := range container.Ports {
@@ -547,9 +324,10 @@ func TestDIServerNetworkPolicy(t *testing.T) {
 
 // TestAllocator: the allocator's period, or 0 when it is off.
 func TestAllocator(t *testing.T) {
-	assert.Contains(t, reconcilerContainer(t, render(t)).Args, "--scheduling-period=30s")
-	assert.Contains(t, reconcilerContainer(t, render(t, "--set", "allocator.schedulingPeriod=2m")).Args, "--scheduling-period=2m")
-	objs := render(t, "--set", "allocator.enabled=false")
+	assert.Contains(t, reconcilerContainer(t, render(t, dijobs...)).Args, "--scheduling-period=30s")
+	assert.Contains(t, reconcilerContainer(t, render(t, "--set", "diJobs.enabled=true,allocator.schedulingPeriod=2m")).Args, "--scheduling-period=2m")
+	assert.Contains(t, clusterRules(t, render(t, dijobs...)), release+"-nodes")
+	objs := render(t, "--set", "diJobs.enabled=true,allocator.enabled=false")
 	assert.Contains(t, reconcilerContainer(t, objs).Args, "--scheduling-period=0", "0 runs no allocator")
 	assert.NotContains(t, clusterRules(t, objs), release+"-nodes")
 	// Off, its period may be anything, zero too.
@@ -745,37 +523,6 @@ func appVersion(t *testing.T) string {
 	return chart.AppVersion
 }
 
-// readmeTable is the rows of the table in the chart's README whose header
-// row is header, cells trimmed and unquoted.
-func readmeTable(t *testing.T, header string) [][]string {
-	t.Helper()
-	f, err := os.Open(filepath.Join(reconcilerChart, "README.md"))
-	require.NoError(t, err)
-	defer f.Close()
-	var rows [][]string
-	in := false
-	lines := bufio.NewScanner(f)
-	for lines.Scan() {
-		line := lines.Text()
-		switch {
-		case line == header:
-			in = true
-		case !in || strings.HasPrefix(line, "| ---"):
-		case strings.HasPrefix(line, "|"):
-			var cells []string
-			for cell := range strings.SplitSeq(strings.Trim(line, "|"), "|") {
-				cells = append(cells, strings.Trim(strings.TrimSpace(cell), "`"))
-			}
-			rows = append(rows, cells)
-		default:
-			in = false
-		}
-	}
-	require.NoError(t, lines.Err())
-	require.NotEmpty(t, rows, "no table %q in the README", header)
-	return rows
-}
-
 // The chart's arguments must be flags the reconciler knows: a renamed flag
 // would crash-loop every install. The binary parses them under --help,
 // which exits before anything runs.
@@ -788,8 +535,8 @@ func TestArgsAreTheReconcilersFlags(t *testing.T) {
 	for _, values := range [][]string{
 		nil,
 		{"--set", "watchNamespaces={a,b}", "--set", "metrics.enabled=false", "--set", "leaderElection.enabled=false", "--set", "logLevel=debug"},
-		{"--set", "diServer.enabled=false,allocator.enabled=false"},
-		{"--set", "diServer.port=9000,allocator.schedulingPeriod=1m30s"},
+		{"--set", "diJobs.enabled=true,diServer.enabled=false,allocator.enabled=false"},
+		{"--set", "diJobs.enabled=true,diServer.port=9000,allocator.schedulingPeriod=1m30s"},
 	} {
 		c := reconcilerContainer(t, render(t, values...))
 		args := slices.Concat(c.Command, c.Args)

@@ -99,3 +99,11 @@ func ParseEndsWith(v string) (kind, name string, ok bool) {
 	}
 	return kind, name, true
 }
+
+// ReconcilerAnnotations are every annotation the reconciler's process
+// writes, on workloads and pods: the only keys of a rendered object's
+// metadata it may change, which the admission policy its chart ships
+// enforces.
+var ReconcilerAnnotations = []string{
+	ScaledFrom, Ended, Revision, DiscoveredHosts, Allocation, Profilings, Phase, PinnedAt,
+}

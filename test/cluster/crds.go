@@ -141,13 +141,22 @@ func served(ctx context.Context, c *Cluster, client dynamic.Interface, crd *unst
 // ReadObjects decodes a YAML stream of Kubernetes objects, skipping empty
 // documents.
 func ReadObjects(path string) ([]*unstructured.Unstructured, error) {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	objs, err := decodeObjects(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return objs, nil
+}
+
+// decodeObjects decodes a YAML stream of Kubernetes objects, skipping
+// empty documents.
+func decodeObjects(data []byte) ([]*unstructured.Unstructured, error) {
 	var objs []*unstructured.Unstructured
-	dec := utilyaml.NewYAMLOrJSONDecoder(f, 4096)
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	for {
 		var obj map[string]any
 		err := dec.Decode(&obj)
@@ -155,7 +164,7 @@ func ReadObjects(path string) ([]*unstructured.Unstructured, error) {
 			return objs, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, err
 		}
 		if obj != nil {
 			objs = append(objs, &unstructured.Unstructured{Object: obj})

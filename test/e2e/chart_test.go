@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/ptr"
 
+	"github.com/trainfn/trainfn/reconciler"
 	"github.com/trainfn/trainfn/test/cluster"
 	"github.com/trainfn/trainfn/test/testtool"
 )
@@ -34,46 +35,41 @@ import (
 // reconcilerChart is the chart of trainfn-reconciler, from this folder.
 const reconcilerChart = "../../charts/trainfn-reconciler"
 
-// reconcilerRights are the rights the chart's README lists for the
-// namespaces the reconciler watches, one API group each, as the authorizer
-// is asked about them; leader election's are checked apart, in the release
-// namespace.
-var reconcilerRights = []struct {
-	group, resource string
-	verbs           []string
-}{
-	{"", "pods", []string{"get", "list", "watch", "patch", "delete"}},
-	{"", "configmaps", []string{"get", "list", "watch", "patch"}},
-	{"apps", "statefulsets", []string{"get", "list", "watch", "patch"}},
-	{"apps", "statefulsets/scale", []string{"update"}},
-	{"batch", "jobs", []string{"get", "list", "watch", "patch"}},
-	{"", "secrets", []string{"get", "create"}},
-	{"", "events", []string{"create", "patch"}},
-	{"events.k8s.io", "events", []string{"create", "patch"}},
-}
+// reconcilerRights are the rights the reconciler's code declares it needs
+// in the namespaces it watches (package reconciler's GrantsOf), with
+// DIJobs on: the most the chart grants there. charts/rbac_test.go holds the
+// chart to them; here the API server's authorizer is asked about them.
+var reconcilerRights = reconciler.GrantsOf(reconciler.Features{DIServer: true, Allocator: true}).Watched
 
 // reconcilerDenied are what the reconciler must not do where it watches:
-// read Secrets in bulk or change one the user supplied, remove the job's
-// ConfigMap or workloads, or run a pod (or a command in one) of its own.
+// read any Secret or change one, read a pod or ConfigMap by name outside
+// its cache, remove the job's ConfigMap or workloads, reach the scale
+// subresource, or run a pod (or a command in one) of its own.
 var reconcilerDenied = []chartAccess{
+	{verb: "get", resource: "secrets", name: "pi-ssh", why: "it never reads a Secret"},
 	{verb: "list", resource: "secrets", why: "it would read every Secret"},
 	{verb: "watch", resource: "secrets", why: "it would read every Secret"},
 	{verb: "update", resource: "secrets", name: "pi-ssh", why: "it would alter a user's Secret"},
 	{verb: "patch", resource: "secrets", name: "pi-ssh", why: "it would alter a user's Secret"},
 	{verb: "delete", resource: "secrets", name: "pi-ssh", why: "it would remove a user's Secret"},
+	{verb: "get", resource: "configmaps", name: "pi-config", why: "it reads ConfigMaps from its cache, never by name"},
 	{verb: "delete", resource: "configmaps", name: "pi-config", why: "it patches one key of the job's ConfigMap, never removes it"},
+	{verb: "get", resource: "pods", name: "pi-worker-0", why: "it reads pods from its cache, never by name"},
 	{verb: "create", resource: "pods", why: "it never makes a pod"},
 	{verb: "create", resource: "pods/exec", name: "pi-worker-0", why: "it never runs a command in a pod"},
+	{verb: "create", resource: "pods/eviction", name: "pi-worker-0", why: "it never evicts a pod"},
 	{verb: "delete", group: "batch", resource: "jobs", name: "pi-worker", why: "it suspends Jobs, never removes them"},
 	{verb: "delete", group: "apps", resource: "statefulsets", name: "pi-worker", why: "it scales StatefulSets, never removes them"},
 	{verb: "update", group: "apps", resource: "statefulsets", name: "pi-worker", why: "it patches StatefulSets, never replaces them"},
-	{verb: "get", group: "apps", resource: "statefulsets/scale", name: "pi-worker", why: "the DI server reads the StatefulSet, then updates its scale"},
-	{verb: "patch", group: "apps", resource: "statefulsets/scale", name: "pi-worker", why: "the DI server updates the scale, on condition of the version it read"},
+	{verb: "get", group: "apps", resource: "statefulsets/scale", name: "pi-worker", why: "the DI server patches the StatefulSet itself"},
+	{verb: "update", group: "apps", resource: "statefulsets/scale", name: "pi-worker", why: "the DI server patches the StatefulSet itself, whose labels the admission policy checks"},
+	{verb: "create", group: "rbac.authorization.k8s.io", resource: "rolebindings", why: "it grants nothing"},
 }
 
-// nodeRights are the allocator's: read every Node, cluster-wide whatever
-// the reconciler watches (Nodes belong to no namespace).
-var nodeRights = []string{"get", "list", "watch"}
+// nodeRights are the allocator's: list and watch every Node into its
+// cache, cluster-wide whatever the reconciler watches (Nodes belong to no
+// namespace).
+var nodeRights = []string{"list", "watch"}
 
 // nodeAccess asks about Nodes: read, when the allocator runs, and never
 // changed, removed or reached through the kubelet's API.
@@ -88,6 +84,7 @@ func nodeAccess(allocator bool) []chartAccess {
 		cases = append(cases, chartAccess{verb: verb, resource: "nodes", where: where, allowed: allocator, why: why})
 	}
 	return append(cases,
+		chartAccess{verb: "get", resource: "nodes", name: "node-0", where: where, why: "the allocator reads Nodes from its cache"},
 		chartAccess{verb: "update", resource: "nodes", name: "node-0", where: where, why: "the allocator only reads Nodes"},
 		chartAccess{verb: "patch", resource: "nodes", name: "node-0", where: where, why: "the allocator only reads Nodes"},
 		chartAccess{verb: "delete", resource: "nodes", name: "node-0", where: where, why: "the allocator only reads Nodes"},
@@ -99,9 +96,9 @@ func nodeAccess(allocator bool) []chartAccess {
 
 // TestChartClusterScope installs the reconciler's chart with its defaults,
 // as helm template renders it for a namespace, and asks the API server's
-// RBAC authorizer what its ServiceAccount may do: what the README lists, in
-// every namespace, reading Nodes, and leader election in its own; nothing
-// else.
+// RBAC authorizer what its ServiceAccount may do: what its code needs, in
+// every namespace, and leader election in its own; nothing else, not even
+// reading Nodes, which only DIJobs' allocator does.
 func TestChartClusterScope(t *testing.T) {
 	t.Parallel()
 	ns, other := kube.Namespace(t), kube.Namespace(t)
@@ -116,18 +113,19 @@ func TestChartClusterScope(t *testing.T) {
 		cases = append(cases, denied(where[label], label)...)
 	}
 	cases = append(cases, leaseAccess(ns, other, chartFullname(ns))...)
-	cases = append(cases, nodeAccess(true)...)
+	cases = append(cases, nodeAccess(false)...)
 	checkChartAccess(t, reconciler, cases)
 }
 
 // TestChartNamespaceScope installs the chart to watch two namespaces, with
-// the DI server's NetworkPolicy: the rights are there, and neither in the
-// release namespace (beyond leader election) nor in any other; reading
-// Nodes, which belong to no namespace, is the one cluster-wide right.
+// DIJobs on: the rights are there, and neither in the release namespace
+// (beyond leader election) nor in any other, the allocator's reads of pods
+// included; reading Nodes, which belong to no namespace, is the one
+// cluster-wide right.
 func TestChartNamespaceScope(t *testing.T) {
 	t.Parallel()
 	ns, watchedA, watchedB, other := kube.Namespace(t), kube.Namespace(t), kube.Namespace(t), kube.Namespace(t)
-	objs := installChart(t, ns, "--set", "watchNamespaces={"+watchedA+","+watchedB+"}", "--set", "diServer.networkPolicy=true")
+	objs := installChart(t, ns, "--set", "watchNamespaces={"+watchedA+","+watchedB+"}", "--set", "diJobs.enabled=true,diServer.networkPolicy=true")
 	kinds := map[string]int{}
 	for _, obj := range objs {
 		kinds[obj.GetKind()]++
@@ -148,9 +146,6 @@ func TestChartNamespaceScope(t *testing.T) {
 	for label, namespace := range map[string]string{"the release namespace": ns, "another namespace": other} {
 		for _, c := range tableRights(namespace, label) {
 			c.allowed, c.why = false, "not a watched namespace"
-			if c.resource == "pods" && c.verb == "list" {
-				c.allowed, c.why = true, "the allocator counts what every namespace's pods request on a node"
-			}
 			cases = append(cases, c)
 		}
 	}
@@ -159,29 +154,27 @@ func TestChartNamespaceScope(t *testing.T) {
 	checkChartAccess(t, reconciler, cases)
 }
 
-// TestChartWithoutDIServerOrAllocator installs the chart with neither: it
-// may no longer scale StatefulSets through their scale subresource nor
-// read Nodes, and keeps the rest of the README's rights.
-func TestChartWithoutDIServerOrAllocator(t *testing.T) {
+// TestChartWithDIJobs installs the chart with DIJobs on, every namespace
+// watched: the allocator may read Nodes besides; the DI server needs no
+// right of its own.
+func TestChartWithDIJobs(t *testing.T) {
 	t.Parallel()
 	ns, other := kube.Namespace(t), kube.Namespace(t)
-	objs := installChart(t, ns, "--set", "diServer.enabled=false,allocator.enabled=false")
+	objs := installChart(t, ns, "--set", "diJobs.enabled=true")
+	names := map[string]bool{}
 	for _, obj := range objs {
-		assert.NotEqual(t, chartFullname(ns)+"-di-server", obj.GetName(), "%s %s without the DI server", obj.GetKind(), obj.GetName())
-		assert.NotEqual(t, chartFullname(ns)+"-nodes", obj.GetName(), "%s %s without the allocator", obj.GetKind(), obj.GetName())
+		names[obj.GetKind()+" "+obj.GetName()] = true
 	}
+	assert.True(t, names["Service "+chartFullname(ns)+"-di-server"], "the DI server's Service")
+	assert.True(t, names["ClusterRole "+chartFullname(ns)+"-nodes"], "the allocator's ClusterRole")
 
 	reconciler := serviceAccount{namespace: ns, name: chartFullname(ns)}
 	var cases []chartAccess
 	for label, namespace := range map[string]string{"the release namespace": ns, "another namespace": other} {
-		for _, c := range tableRights(namespace, label) {
-			if c.resource == "statefulsets/scale" {
-				c.allowed, c.why = false, "no DI server runs"
-			}
-			cases = append(cases, c)
-		}
+		cases = append(cases, tableRights(namespace, label)...)
+		cases = append(cases, denied(namespace, label)...)
 	}
-	cases = append(cases, nodeAccess(false)...)
+	cases = append(cases, nodeAccess(true)...)
 	checkChartAccess(t, reconciler, cases)
 }
 
@@ -210,14 +203,14 @@ func (c chartAccess) String() string {
 	return fmt.Sprintf("%s %s %s in %s", c.verb, strings.ReplaceAll(resource, "/", " "), name, c.where)
 }
 
-// tableRights are the README's rights, asked for in one namespace.
+// tableRights are reconcilerRights, asked for in one namespace.
 func tableRights(namespace, where string) []chartAccess {
 	var cases []chartAccess
 	for _, right := range reconcilerRights {
-		for _, verb := range right.verbs {
+		for _, verb := range right.Verbs {
 			cases = append(cases, chartAccess{
-				verb: verb, group: right.group, resource: right.resource,
-				namespace: namespace, where: where, allowed: true, why: "the README's table grants it",
+				verb: verb, group: right.APIGroups[0], resource: right.Resources[0],
+				namespace: namespace, where: where, allowed: true, why: "the reconciler's code needs it",
 			})
 		}
 	}

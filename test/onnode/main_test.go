@@ -53,10 +53,12 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "onnode: helm is not built: run hack/tools.sh")
 		return 1
 	}
-	// Without the allocator, which rebalances preemptible DIJobs every
-	// period, a DIJob's worker count is what the DI server API makes it:
-	// TestDIJobCallsTheDIServer reads each count it asked for.
-	if err = kube.InstallReconciler(ctx, helm, repoRoot(), "allocator.enabled=false"); err != nil {
+	// The chart's defaults, its roles and admission policies with them,
+	// and DIJobs on, as their users turn them on; without the allocator,
+	// which rebalances preemptible DIJobs every period, a DIJob's worker
+	// count is what the DI server API makes it: TestDIJobCallsTheDIServer
+	// reads each count it asked for.
+	if err = kube.InstallReconciler(ctx, helm, repoRoot(), "diJobs.enabled=true", "allocator.enabled=false"); err != nil {
 		fmt.Fprintln(os.Stderr, "onnode: installing the reconciler:", err)
 		return 1
 	}

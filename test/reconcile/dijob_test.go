@@ -452,7 +452,11 @@ func TestAllocatorKeepsToTheTemplatesNodes(t *testing.T) {
 	// The job that may run on one node only comes first: the best fit on
 	// the room alone would be the first node with room, kwok-node-1.
 	pinned := deploy(t, ns, diJob{Name: "pinned", Topology: "star", Min: 2, Max: 2, CPU: 32, Node: "kwok-node-3"})
-	startReconciler(t, ns, "--scheduling-period=1s")
+	// The chart installed to watch every namespace, as by default, so
+	// that the allocator may count another namespace's pod; the
+	// reconciler itself kept to this test's namespace.
+	everywhere := install(t, "a-"+ns, ns, "--set", "diJobs.enabled=true")
+	startReconcilerAs(t, everywhere, ns, "--scheduling-period=1s")
 	pinned.waitReplicas(t, 2)
 	spread := deploy(t, ns, diJob{Name: "spread", Topology: "star", Min: 3, Max: 3, CPU: 32})
 	for j, n := range map[*job]int{pinned: 2, spread: 3} {

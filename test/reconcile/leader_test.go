@@ -10,8 +10,9 @@ func TestLeaderElection(t *testing.T) {
 	t.Parallel()
 	ns := kube.Namespace(t)
 	j := deploy(t, ns, elasticMPIJob)
-	flags := []string{"--leader-election-id", "trainfn-e2e"}
-	a, b := startReconciler(t, ns, flags...), startReconciler(t, ns, flags...)
+	// Both elect their leader with the chart's Lease, the only one its
+	// ServiceAccount may hold.
+	a, b := startReconciler(t, ns), startReconciler(t, ns)
 	j.waitDiscovery(t, 0, 1)
 	leader, follower := a, b
 	if a.writes(t) == 0 {

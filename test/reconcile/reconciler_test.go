@@ -14,12 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trainfn/trainfn/test/cluster"
 	"github.com/trainfn/trainfn/test/scrape"
 	"github.com/trainfn/trainfn/test/testtool"
 )
 
-// replica is one trainfn-reconciler process, run as its Deployment
-// runs it but signed in as the cluster's administrator.
+// replica is one trainfn-reconciler process, run as its Deployment runs
+// it, signed in as the chart's ServiceAccount (installFor).
 type replica struct {
 	cmd             *exec.Cmd
 	stderr          *testtool.Buffer
@@ -35,8 +36,15 @@ type replica struct {
 // and checks that it never logged key material.
 func startReconciler(t *testing.T, ns string, flags ...string) *replica {
 	t.Helper()
+	return startReconcilerAs(t, installFor(t, ns), ns, flags...)
+}
+
+// startReconcilerAs is startReconciler signed in as the ServiceAccount of
+// a chart installed as in.
+func startReconcilerAs(t *testing.T, in *cluster.ReconcilerInstall, ns string, flags ...string) *replica {
+	t.Helper()
 	for attempt := 1; ; attempt++ {
-		r := launchReconciler(t, ns, flags...)
+		r := launchReconciler(t, in, ns, flags...)
 		// A port freePorts found free can be taken, by another process's
 		// outgoing connection, before the reconciler binds it: then the
 		// reconciler is started again, on other ports.
@@ -61,7 +69,7 @@ func startReconciler(t *testing.T, ns string, flags ...string) *replica {
 }
 
 // launchReconciler starts a reconciler on free loopback ports.
-func launchReconciler(t *testing.T, ns string, flags ...string) *replica {
+func launchReconciler(t *testing.T, in *cluster.ReconcilerInstall, ns string, flags ...string) *replica {
 	t.Helper()
 	ports := freePorts(t, 3)
 	r := &replica{
@@ -72,9 +80,10 @@ func launchReconciler(t *testing.T, ns string, flags ...string) *replica {
 		exited:   make(chan struct{}),
 	}
 	args := append([]string{
-		"--kubeconfig", kube.Kubeconfig,
+		"--kubeconfig", in.Kubeconfig,
 		"--namespaces", ns,
-		"--leader-election-namespace", ns,
+		"--leader-election-namespace", in.Namespace,
+		"--leader-election-id", in.Arg("leader-election-id"),
 		"--metrics-bind-address", r.metrics,
 		"--health-probe-bind-address", r.probes,
 		"--di-server-bind-address", r.diServer,

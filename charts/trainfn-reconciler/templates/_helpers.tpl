@@ -47,6 +47,14 @@ turns reconciling each other's jobs.
 {{- include "trainfn-reconciler.fullname" . }}
 {{- end }}
 
+{{/*
+The reconciler's user name, as the API server authenticates its
+ServiceAccount's token: what the admission policy applies to.
+*/}}
+{{- define "trainfn-reconciler.userName" -}}
+system:serviceaccount:{{ .Release.Namespace }}:{{ include "trainfn-reconciler.serviceAccountName" . }}
+{{- end }}
+
 {{- define "trainfn-reconciler.chart" -}}
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{- end }}
@@ -92,7 +100,7 @@ Combinations of values the schema cannot refuse, refused with the reason.
 {{- if and .Values.metrics.enabled (eq (int .Values.metrics.port) (int .Values.health.port)) }}
 {{- fail (printf "metrics.port and health.port are both %d: the reconciler serves metrics and health probes on separate ports" (int .Values.health.port)) }}
 {{- end }}
-{{- if .Values.diServer.enabled }}
+{{- if eq (include "trainfn-reconciler.diServerOn" .) "true" }}
 {{- if and .Values.metrics.enabled (eq (int .Values.diServer.port) (int .Values.metrics.port)) }}
 {{- fail (printf "diServer.port and metrics.port are both %d: the reconciler serves the DI server API and metrics on separate ports" (int .Values.metrics.port)) }}
 {{- end }}
@@ -100,52 +108,61 @@ Combinations of values the schema cannot refuse, refused with the reason.
 {{- fail (printf "diServer.port and health.port are both %d: the reconciler serves the DI server API and health probes on separate ports" (int .Values.health.port)) }}
 {{- end }}
 {{- end }}
-{{- if and .Values.allocator.enabled (regexMatch "^(0|([0.]+(ns|us|µs|ms|s|m|h))+)$" (toString .Values.allocator.schedulingPeriod)) }}
+{{- if and (eq (include "trainfn-reconciler.allocatorOn" .) "true") (regexMatch "^(0|([0.]+(ns|us|µs|ms|s|m|h))+)$" (toString .Values.allocator.schedulingPeriod)) }}
 {{- fail (printf "allocator.schedulingPeriod is %s with allocator.enabled: a period of zero runs no allocator, though the chart would let it read every Node. Set allocator.enabled=false to run none, or a period above zero" (toString .Values.allocator.schedulingPeriod)) }}
 {{- end }}
 {{- end }}
 
 {{/*
-What the reconciler may do in the namespaces it watches, one rule per row
-of the README's table, in its order. Secrets: get and create only, so it
-can neither read every Secret nor change one the user supplied.
+Whether the DI server and the allocator run: DIJobs' two, with
+diJobs.enabled only, each unless turned off; "true" or "".
+*/}}
+{{- define "trainfn-reconciler.diServerOn" -}}
+{{- if and .Values.diJobs.enabled .Values.diServer.enabled }}true{{ end }}
+{{- end }}
+
+{{- define "trainfn-reconciler.allocatorOn" -}}
+{{- if and .Values.diJobs.enabled .Values.allocator.enabled }}true{{ end }}
+{{- end }}
+
+{{/*
+What the reconciler may do in the namespaces it watches, each rule the
+union of what its concerns' code declares (the Rules of each package of
+reconciler/; docs/reconciler.md lists which code uses which right). The
+admission policy (admission-policy.yaml) confines every write to trainfn's
+objects and the fields the reconciler owns, which RBAC cannot select.
 */}}
 {{- define "trainfn-reconciler.rules" -}}
-# Which workers run and are ready, which launcher or worker exited, and
-# what every pod requests of its node (the allocator); patch annotates the
-# launcher pod so the kubelet refreshes its ConfigMap volume at once, and
-# lifts a preemptible DIJob worker's scheduling gate; delete removes
-# finished workers (cleanPodPolicy All).
+# The label-filtered cache lists and watches the objects trainfn renders
+# (observed); patch: the launcher's discovered-hosts annotation
+# (discovery), a gated pod's gates and node (gates); delete: finished
+# workers (cleanup), a preemptible worker stuck on its node (allocation).
 - apiGroups: [""]
   resources: [pods]
-  verbs: [get, list, watch, patch, delete]
-# The discover_hosts.sh key of an elastic job's <job>-config.
+  verbs: [list, watch, patch, delete]
+# The discover_hosts.sh key of an elastic MPIJob's <job>-config (discovery).
 - apiGroups: [""]
   resources: [configmaps]
-  verbs: [get, list, watch, patch]
-# An elastic job's worker replicas, kept within [min, max], 0 at its end;
-# the allocator's counts and placements of preemptible DIJobs; a DIJob's
-# phase and profilings annotations.
+  verbs: [list, watch, patch]
+# get: the allocation recorded, read live before a gated pod is pinned
+# (gates), a StatefulSet read again after a write lost a race (the DI
+# server); patch: the worker count and the run's marks (scaling), replicas
+# 0 at the end (cleanup), a DIJob's phase (diphase), its profilings and
+# worker count (the DI server), the allocator's count and nodes.
 - apiGroups: [apps]
   resources: [statefulsets]
   verbs: [get, list, watch, patch]
-{{- if .Values.diServer.enabled }}
-# The DI server API's POST and DELETE .../replicas: a preemptible DIJob's
-# worker count, written through the scale subresource on condition that
-# the StatefulSet read just before is unchanged.
-- apiGroups: [apps]
-  resources: [statefulsets/scale]
-  verbs: [update]
-{{- end }}
-# When a launcher or master ends; suspending a worker Job stops its pods;
-# a DIJob's phase and profilings annotations.
+# patch: suspend or resize the workers' Job at the end and mark it ended
+# (cleanup), an elastic Job's parallelism under Kueue (scaling), a DIJob's
+# phase (diphase) and profilings (the DI server).
 - apiGroups: [batch]
   resources: [jobs]
-  verbs: [get, list, watch, patch]
-# <job>-ssh, when the user supplied none.
+  verbs: [list, watch, patch]
+# <job>-ssh or <job>-mpi-ssh-auth, when the user supplied none
+# (sshsecret): create only, never read, list, update or delete.
 - apiGroups: [""]
   resources: [secrets]
-  verbs: [get, create]
+  verbs: [create]
 # What it did, on the job's objects.
 - apiGroups: ["", events.k8s.io]
   resources: [events]
@@ -171,13 +188,13 @@ defaults, says how it runs.
 - --metrics-bind-address=0
 {{- end }}
 - --health-probe-bind-address=:{{ int .Values.health.port }}
-{{- if .Values.diServer.enabled }}
+{{- if eq (include "trainfn-reconciler.diServerOn" .) "true" }}
 - --di-server-bind-address=:{{ int .Values.diServer.port }}
 {{- else }}
 - --di-server-bind-address=0
 {{- end }}
 - --coalesce={{ .Values.coalesce }}
-{{- if .Values.allocator.enabled }}
+{{- if eq (include "trainfn-reconciler.allocatorOn" .) "true" }}
 - --scheduling-period={{ .Values.allocator.schedulingPeriod }}
 {{- else }}
 - --scheduling-period=0

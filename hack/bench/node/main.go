@@ -104,7 +104,7 @@ func run(runs, elasticRuns, faultRuns int, operator, crd, trainfn, manifest, ela
 	b := &bench{ctx: ctx, n: n, repo: repo}
 	// With the node suite's values, so that both may share make node's
 	// node: the suite's DIJob counts are the DI server API's alone.
-	if err := n.InstallReconciler(ctx, filepath.Join(repo, ".cache", "bin", "helm"), repo, "allocator.enabled=false"); err != nil {
+	if err := n.InstallReconciler(ctx, filepath.Join(repo, ".cache", "bin", "helm"), repo, "diJobs.enabled=true", "allocator.enabled=false"); err != nil {
 		return err
 	}
 	stop, err := b.startOperator(operator, crd)
