@@ -451,6 +451,13 @@ func TestKubectlExecMode(t *testing.T) {
 	require.Len(t, launcher.InitContainers, 1)
 	assert.Equal(t, "kubectl-delivery", launcher.InitContainers[0].Name)
 	assert.Equal(t, "delivery:1", launcher.InitContainers[0].Image)
+	assert.Equal(t, &corev1.SecurityContext{
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		RunAsUser:                ptr.To[int64](65534),
+		RunAsNonRoot:             ptr.To(true),
+		AllowPrivilegeEscalation: ptr.To(false),
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}, launcher.InitContainers[0].SecurityContext, "the delivery image's root is not needed to copy a file")
 	assert.Nil(t, volume(launcher, "ssh-auth"))
 
 	config := r.configMap("pi-config").Data

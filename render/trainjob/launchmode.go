@@ -13,6 +13,7 @@ import (
 	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/render/options"
+	"github.com/trainfn/trainfn/render/pod"
 	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/render/workload"
 )
@@ -117,9 +118,10 @@ func (l *launch) serveNode(configMap string, spec *corev1.PodSpec, c *corev1.Con
 }
 
 // equipLauncher gives the launcher what the mode's remote shell needs: in
-// the KubectlExec launch mode kubectl (delivered by an init container of
-// the run's delivery image, unless the launcher's image has it) and a
-// ServiceAccount whose Role lets it exec into the namespace's pods.
+// the KubectlExec launch mode kubectl (delivered, unless the launcher's
+// image has it, by an init container of the run's delivery image, which
+// runs as the pod's user or nobody: pod.OwnImageSecurity) and a ServiceAccount
+// whose Role lets it exec into the namespace's pods.
 func (j *Job) equipLauncher(l *launch, spec *corev1.PodSpec, c *corev1.Container, at *field.Path) []result.Warning {
 	if l.mode != options.KubectlExec {
 		return nil
@@ -140,11 +142,12 @@ func (j *Job) equipLauncher(l *launch, spec *corev1.PodSpec, c *corev1.Container
 	upsertVolumeMount(&c.VolumeMounts, corev1.VolumeMount{Name: kubectlVolume, MountPath: mpi.KubectlDir})
 	if j.KubectlDeliveryImage != "" {
 		spec.InitContainers = append(spec.InitContainers, corev1.Container{
-			Name:         mpi.DeliveryContainer,
-			Image:        j.KubectlDeliveryImage,
-			Command:      mpi.DeliveryCommand,
-			Resources:    deliveryResources(),
-			VolumeMounts: []corev1.VolumeMount{{Name: kubectlVolume, MountPath: mpi.KubectlDir}},
+			Name:            mpi.DeliveryContainer,
+			Image:           j.KubectlDeliveryImage,
+			Command:         mpi.DeliveryCommand,
+			Resources:       deliveryResources(),
+			SecurityContext: pod.OwnImageSecurity(spec),
+			VolumeMounts:    []corev1.VolumeMount{{Name: kubectlVolume, MountPath: mpi.KubectlDir}},
 		})
 	}
 	return warnings
