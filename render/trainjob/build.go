@@ -79,7 +79,7 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 		out.Objects = append(out.Objects, j.Object("v1", "ConfigMap", MPIHostfile(j.Name), p.objectLabels(j.Name),
 			"data", ynode.StringMap(data)))
 		if l != nil {
-			out.Objects = append(out.Objects, j.launchObjects(l, p.objectLabels(j.Name))...)
+			out.Objects = append(out.Objects, j.launchObjects(l, p)...)
 		}
 		if mpi.LaunchesBackToLauncher(implementation(m)) && p.index(launcherName) >= 0 {
 			// Hydra's remote proxies dial the launcher by its short
