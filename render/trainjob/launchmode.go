@@ -120,7 +120,7 @@ func (l *launch) serveNode(configMap string, spec *corev1.PodSpec, c *corev1.Con
 // the KubectlExec launch mode kubectl (delivered, unless the launcher's
 // image has it, by an init container of the run's delivery image, which
 // runs as the pod's non-root user, else nobody: pod.OwnImageSecurity) and
-// a ServiceAccount whose Role lets it exec into the job's nodes.
+// a ServiceAccount whose Role lets it exec into the namespace's pods.
 func (j *Job) equipLauncher(l *launch, spec *corev1.PodSpec, c *corev1.Container, at *field.Path) []result.Warning {
 	if l.mode != options.KubectlExec {
 		return nil
