@@ -16,11 +16,13 @@ build:
 PHASE := hack/phase.sh
 
 ## test: lint, then every test, with the real tools they need installed
-## first; each of the three a phase
+## first, then the Pod Security sweep over every golden case, a module of
+## its own (test/podsecurity); each a phase
 test:
 	$(PHASE) tools hack/tools.sh
 	$(PHASE) lint env GO=$(GO) hack/lint.sh $(LINT_FLAGS)
 	$(PHASE) "unit tests" env TRAINFN_REQUIRE_TOOLS=1 $(GO) test -timeout 20m ./...
+	$(PHASE) "pod security" env -C test/podsecurity $(GO) test -timeout 5m .
 
 ## e2e: apply every rendered output to a real control plane, built once, and
 ## run every example with its real tool (kustomize, kubectl, kpt, helm 3 and 4,

@@ -96,7 +96,10 @@ done
 mkdir -p "$layers/torch/workspace"
 install -m 644 test/torchrun/testdata/allreduce.py hack/node/image/membership.py "$layers/torch/workspace/"
 
-cp "$bin/kubectl" "$layers/delivery/usr/bin/kubectl"
+# Readable and runnable by all: the rendered delivery container copies it
+# as nobody (uid 65534), and the copy keeps the mode, so that the launcher
+# runs it whatever its user.
+install -m 0755 "$bin/kubectl" "$layers/delivery/usr/bin/kubectl"
 
 # trainfn's image and the reconciler's, each a static binary on what
 # distroless's static base gives it.

@@ -5,11 +5,13 @@
 // side and read by the other: the labels that find a job's objects and name
 // their kind and roles, the names of its objects, the annotations that
 // carry run-time facts (elastic bounds, discovery, clean-up, a DIJob's
-// ranks) and the format of the discovery script.
+// ranks, the pods a KubectlExec launcher may exec into, which the admission
+// policy of the reconciler's chart reads) and the format of the discovery
+// script.
 //
-// The render writes the first group of annotations below; the reconciler
-// writes the second, on fields the render leaves out, so the two never own
-// the same field, and GitOps never undoes the reconciler's work.
+// The render writes the first two groups of annotations below; the
+// reconciler writes the last, on fields the render leaves out, so the two
+// never own the same field, and GitOps never undoes the reconciler's work.
 package handoff
 
 import (
@@ -48,6 +50,23 @@ const (
 	DependsOn = "trainfn.dev/depends-on"
 	// DependsOnGate is the scheduling gate of pods that wait for Jobs.
 	DependsOnGate = "trainfn.dev/depends-on"
+)
+
+// Written by the render, on the Role of a launcher in the KubectlExec launch
+// mode; read by the admission policy the reconciler's chart ships, which
+// takes the Role as its parameter.
+const (
+	// ExecPods is what the name of every pod the launcher may exec into
+	// starts with, when the render cannot name those pods: they are an
+	// Indexed Job's (an MPIJob's workers, <job>-worker-; a TrainJob's
+	// nodes, the Jobs <job>-node-<j>, <job>-node-), whose pods' names the
+	// Job controller makes up (IndexedPodsPrefix), and the Role grants
+	// pods/exec on the namespace's pods. The policy refuses the
+	// ServiceAccount of the Role's name, in the Role's namespace, any
+	// pods/exec on a pod whose name does not start with it. A Role that
+	// names its pods (a StatefulSet's, in resourceNames) has none: RBAC
+	// alone keeps the launcher to them.
+	ExecPods = "trainfn.dev/exec-pods"
 )
 
 // FieldManager is the name everything the reconciler's process writes is

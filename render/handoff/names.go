@@ -61,3 +61,25 @@ func DNSName(job, hostname string) string { return hostname + "." + ServiceName(
 func WorkerHostParts(job string) (prefix, suffix string) {
 	return WorkersName(job) + "-", DNSName(job, "")
 }
+
+// maxGeneratedName is the longest name part the Job controller gives a pod
+// before the API server appends its 5 random characters
+// (k8s.io/apiserver's names.MaxGeneratedNameLength, 63 - 5).
+const maxGeneratedName = 58
+
+// IndexedPodsPrefix is what the name of every pod of the Indexed Jobs jobs
+// starts with, each Job's indexes below completions, given prefix, what
+// every Job's name followed by "-" starts with. The Job controller names
+// index i's pods <Job>-<i>-<5 random characters>, and when <Job>-<i>- is
+// longer than 58 characters keeps <i>- whole and cuts the Job's name
+// short: the prefix is then cut to what that leaves.
+func IndexedPodsPrefix(prefix string, completions int, jobs ...string) string {
+	index := len("-" + strconv.Itoa(max(completions-1, 0)) + "-")
+	n := len(prefix)
+	for _, job := range jobs {
+		if len(job)+index > maxGeneratedName {
+			n = min(n, maxGeneratedName-index)
+		}
+	}
+	return prefix[:n]
+}

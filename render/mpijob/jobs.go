@@ -76,7 +76,7 @@ func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []resu
 		"name", handoff.ConfigMapName(job.Name), "items", items))))
 	if writesHosts {
 		errs = appendErr(errs, t.AddVolume(ynode.Map("name", hostsVolume, "emptyDir", ynode.Map())))
-		errs = appendErr(errs, t.AddInitContainer(writeHosts(main)))
+		errs = appendErr(errs, t.AddInitContainer(writeHosts(t, main)))
 	}
 	if remote {
 		reach := reachOverSSH(job)
@@ -88,7 +88,8 @@ func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []resu
 				configItem(mpi.LaunchKey, 0o555))
 			setWaitEnv(main, reach)
 		} else {
-			errs = appendErr(errs, t.AddInitContainer(waitForWorkers(main, shell, files, reach)))
+			rsh := job.launchMode() == options.Rsh
+			errs = appendErr(errs, t.AddInitContainer(waitForWorkers(t, main, shell, files, reach, rsh)))
 		}
 	}
 	spec := []any{"template", t.Node()}
@@ -102,7 +103,12 @@ func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []resu
 
 // mountKubectl gives the launcher kubectl: an init container of the
 // delivery image copies it into a volume the launcher mounts, unless the
-// launcher's image brings its own (mpi.DeliveryContainer says how).
+// launcher's image brings its own (mpi.DeliveryContainer says how). The
+// container runs as the pod's non-root user, else nobody, whatever the
+// launcher's container runs as (pod.OwnImageSecurity): kubectl, mode 0755
+// in the image, is copied with that mode into the emptyDir, which the
+// kubelet makes writable by all, and the launcher's user runs it whoever
+// copied it.
 func mountKubectl(job *Job, t *pod.Template, main *pod.Container) *field.Error {
 	if err := t.AddVolume(ynode.Map("name", kubectlVolume, "emptyDir", ynode.Map())); err != nil {
 		return err
@@ -121,6 +127,7 @@ func mountKubectl(job *Job, t *pod.Template, main *pod.Container) *field.Error {
 		"resources", ynode.Map(
 			"limits", ynode.Map("cpu", mpi.DeliveryCPU, "memory", mpi.DeliveryMemory),
 			"requests", ynode.Map("cpu", mpi.DeliveryCPU, "memory", mpi.DeliveryMemory)),
+		"securityContext", t.OwnImageSecurity(),
 		"volumeMounts", ynode.Seq(ynode.Map("name", kubectlVolume, "mountPath", mpi.KubectlDir)),
 	))
 }
@@ -130,14 +137,14 @@ func mountKubectl(job *Job, t *pod.Template, main *pod.Container) *field.Error {
 // volume the launcher has at mpi.ConfigDir with the hostfile, the
 // discovery script and the ConfigMap's scripts. It runs as the main
 // container does, for the reasons waitForWorkers gives.
-func writeHosts(main *pod.Container) *yaml.Node {
+func writeHosts(t *pod.Template, main *pod.Container) *yaml.Node {
 	return ynode.Map(
 		"name", writeHostsContainer,
 		"image", copyOf(main.Get("image")),
 		"imagePullPolicy", copyOf(main.Get("imagePullPolicy")),
 		"command", []string{"/bin/sh", configMapDir + "/" + mpi.WriteHostsKey, configMapDir, mpi.ConfigDir},
 		"resources", copyOf(main.Get("resources")),
-		"securityContext", copyOf(main.Get("securityContext")),
+		"securityContext", t.CopiedSecurity(main, false),
 		"volumeMounts", ynode.Seq(
 			ynode.Map("name", configVolume, "mountPath", configMapDir),
 			ynode.Map("name", hostsVolume, "mountPath", mpi.ConfigDir)),
@@ -147,9 +154,11 @@ func writeHosts(main *pod.Container) *yaml.Node {
 // waitForWorkers is the launcher's last init container. It runs as the main
 // container does (same image, user, environment and resources), so the
 // remote shell it checks is the one mpirun will use, and it adds nothing to
-// what the pod requests. files is the volume with the hostfile; reach
-// gives the ssh arguments of mpirun's command line, which it cannot read.
-func waitForWorkers(main *pod.Container, shell *yaml.Node, files string, reach sshReach) *yaml.Node {
+// what the pod requests; of main's privileges it keeps only what that shell
+// needs (pod.CopiedSecurity): rsh, a privileged port. files is the volume
+// with the hostfile; reach gives the ssh arguments of mpirun's command
+// line, which it cannot read.
+func waitForWorkers(t *pod.Template, main *pod.Container, shell *yaml.Node, files string, reach sshReach, rsh bool) *yaml.Node {
 	c := ynode.Map(
 		"name", waitContainer,
 		"image", copyOf(main.Get("image")),
@@ -158,7 +167,7 @@ func waitForWorkers(main *pod.Container, shell *yaml.Node, files string, reach s
 		"env", copyOf(main.Get("env")),
 		"envFrom", copyOf(main.Get("envFrom")),
 		"resources", copyOf(main.Get("resources")),
-		"securityContext", copyOf(main.Get("securityContext")),
+		"securityContext", t.CopiedSecurity(main, rsh),
 		"volumeMounts", ynode.Seq(shell, ynode.Map("name", files, "mountPath", mpi.ConfigDir)),
 	)
 	setWaitEnv(pod.ContainerOf(c), reach)

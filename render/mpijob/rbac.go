@@ -7,7 +7,6 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render/handoff"
-	"github.com/trainfn/trainfn/render/workload"
 )
 
 // maxRoleNameBytes bounds the worker names a Role lists, twice over, well
@@ -21,14 +20,21 @@ const maxRoleNameBytes = 256 << 10
 // StatefulSet names pods as their hosts. Other workers (under Kueue, an
 // elastic job's too) are an Indexed Job, whose pods' names the Job
 // controller makes up, so that a lost worker is made again and the
-// workers stop when the job ends: its Role cannot name them, and lets the
-// launcher find (list) and exec into the namespace's pods.
+// workers stop when the job ends: its Role cannot name them, lets the
+// launcher find (list) and exec into the namespace's pods, and says what
+// the workers' pods' names start with, <job>-worker-, for the admission
+// policy that holds the launcher to them (handoff.ExecPods).
 func launcherRBAC(job *Job) ([]*yaml.RNode, *field.Error) {
 	name := handoff.LauncherName(job.Name)
 	own := handoff.RoleLabels(job.Name, handoff.RoleLauncher)
 	e := job.elastic()
 	if !job.workersInStatefulSet() {
-		return job.ServiceAccountWithRole(name, own, workload.ExecRules()...), nil
+		workers := handoff.WorkersName(job.Name)
+		completions := job.workers()
+		if e != nil {
+			completions = int(e.Max)
+		}
+		return job.ExecAccess(name, own, handoff.IndexedPodsPrefix(workers+"-", completions, workers)), nil
 	}
 	names := make([]string, e.Max)
 	size := 0
@@ -41,5 +47,5 @@ func launcherRBAC(job *Job) ([]*yaml.RNode, *field.Error) {
 			fmt.Sprintf("too many workers for an elastic job in the KubectlExec launch mode, whose Role names every worker pod (%d bytes of names, at most %d): use the SSH launch mode",
 				size, maxRoleNameBytes))
 	}
-	return job.ServiceAccountWithRole(name, own, workload.ExecRules(names...)...), nil
+	return job.ExecAccess(name, own, "", names...), nil
 }

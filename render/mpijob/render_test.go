@@ -439,6 +439,8 @@ func TestKubectlExecMode(t *testing.T) {
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
 		{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: []string{"create", "get"}},
 	}, role.Rules)
+	assert.Equal(t, map[string]string{handoff.ExecPods: "pi-worker-"}, role.Annotations,
+		"what the workers' pods' names start with, for the admission policy that holds the launcher to them")
 	binding := decodeInto[rbacv1.RoleBinding](t, r.find("RoleBinding", "pi-launcher"))
 	assert.Equal(t, "pi-launcher", binding.Subjects[0].Name)
 	assert.Empty(t, binding.Subjects[0].Namespace, "RBAC reads it as the binding's own: the output stays portable")
@@ -451,6 +453,13 @@ func TestKubectlExecMode(t *testing.T) {
 	require.Len(t, launcher.InitContainers, 1)
 	assert.Equal(t, "kubectl-delivery", launcher.InitContainers[0].Name)
 	assert.Equal(t, "delivery:1", launcher.InitContainers[0].Image)
+	assert.Equal(t, &corev1.SecurityContext{
+		Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		RunAsUser:                ptr.To[int64](65534),
+		RunAsNonRoot:             ptr.To(true),
+		AllowPrivilegeEscalation: ptr.To(false),
+		SeccompProfile:           &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}, launcher.InitContainers[0].SecurityContext, "the delivery image's root is not needed to copy a file")
 	assert.Nil(t, volume(launcher, "ssh-auth"))
 
 	config := r.configMap("pi-config").Data
@@ -472,9 +481,35 @@ func TestKubectlExecElasticRole(t *testing.T) {
 		assert.Equal(t, []string{"pi-worker-0", "pi-worker-1", "pi-worker-2"}, rule.ResourceNames, "only this job's workers")
 		assert.NotContains(t, rule.Verbs, "list")
 	}
-	kubexec := r.configMap("pi-config").Data["kubexec.sh"]
-	assert.Equal(t, mpi.Kubexec("worker", ""), kubexec, "a StatefulSet's pod is named as its host")
-	assert.NotContains(t, kubexec, "get pods", "the Role lets the launcher list no pod")
+	assert.Empty(t, role.Annotations, "RBAC alone holds the launcher to its workers")
+	config := r.configMap("pi-config").Data
+	assert.Equal(t, mpi.Kubexec("worker", ""), config["kubexec.sh"], "a StatefulSet's pod is named as its host")
+	for key, script := range config {
+		assert.NotContains(t, script, "get pods", "%s: the Role lets the launcher list no pod", key)
+	}
+}
+
+// Under Kueue an elastic job's workers are an Indexed Job of as many
+// indexes as the job may have workers: its Role reaches the namespace's
+// pods, and says what every worker's pod's name starts with.
+func TestKubectlExecElasticUnderKueueRole(t *testing.T) {
+	b := newJob("pi").workers(2).kubectlExec("")
+	b.job.Options.ElasticWorkers = &handoff.Bounds{Min: 1, Max: 3}
+	b.job.Options.Gang.Scheduler = options.Kueue
+	r := renderJob(t, b.obj())
+	assert.Nil(t, r.find("StatefulSet", "pi-worker"))
+	role := decodeInto[rbacv1.Role](t, r.find("Role", "pi-launcher"))
+	assert.Equal(t, map[string]string{handoff.ExecPods: "pi-worker-"}, role.Annotations)
+	assert.Contains(t, role.Rules[0].Verbs, "list", "kubexec.sh finds an Indexed Job's pod by its labels")
+}
+
+// A long name the Job controller cuts short in its pods' names: the
+// prefix is what is left of it.
+func TestKubectlExecPrefixOfALongName(t *testing.T) {
+	name := strings.Repeat("a", 50)
+	r := renderJob(t, newJob(name).workers(2).kubectlExec("").obj())
+	role := decodeInto[rbacv1.Role](t, r.find("Role", name+"-launcher"))
+	assert.Equal(t, name+"-work", role.Annotations[handoff.ExecPods], "the Job controller names worker 1's pod "+name+"-work-1-<random>")
 }
 
 func keys(items []corev1.KeyToPath) []string {

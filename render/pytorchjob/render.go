@@ -66,7 +66,7 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 		out.Warnings = append(out.Warnings, podNameWarnings(worker, handoff.WorkersName(j.Name)+"-$JOB_COMPLETION_INDEX")...)
 	}
 	if host, name := j.waitsFor(); host != "" {
-		if err := worker.AddInitContainer(waitFor(name, host, worker.Container(pytorchContainer))); err != nil {
+		if err := worker.AddInitContainer(waitFor(worker, name, host, worker.Container(pytorchContainer))); err != nil {
 			return result.Output{}, gang.Gang{}, field.ErrorList{err}
 		}
 	}
@@ -319,15 +319,16 @@ func (j *Job) waitsFor() (host, container string) {
 // waitFor is an init container that holds a worker back until host
 // resolves: a worker that starts first would fail to reach it, and could
 // fail its way through the Job's backoff limit. It runs in the pytorch
-// container's image, as that container runs, so it needs no other image.
-func waitFor(name, host string, main *pod.Container) *yaml.Node {
+// container's image, as that container runs, so it needs no other image,
+// with none of its privileges (pod.CopiedSecurity): it only resolves a name.
+func waitFor(t *pod.Template, name, host string, main *pod.Container) *yaml.Node {
 	return ynode.Map(
 		"name", name,
 		"image", yaml.CopyYNode(main.Get("image")),
 		"imagePullPolicy", yaml.CopyYNode(main.Get("imagePullPolicy")),
 		"command", []string{"/bin/sh", "-c", waitfor.HostScript, name, host},
 		"resources", yaml.CopyYNode(main.Get("resources")),
-		"securityContext", yaml.CopyYNode(main.Get("securityContext")),
+		"securityContext", t.CopiedSecurity(main, false),
 	)
 }
 

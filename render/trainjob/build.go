@@ -1,7 +1,6 @@
 package trainjob
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -80,7 +79,7 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 		out.Objects = append(out.Objects, j.Object("v1", "ConfigMap", MPIHostfile(j.Name), p.objectLabels(j.Name),
 			"data", ynode.StringMap(data)))
 		if l != nil {
-			out.Objects = append(out.Objects, j.launchObjects(l, p.objectLabels(j.Name))...)
+			out.Objects = append(out.Objects, j.launchObjects(l, p)...)
 		}
 		if mpi.LaunchesBackToLauncher(implementation(m)) && p.index(launcherName) >= 0 {
 			// Hydra's remote proxies dial the launcher by its short
@@ -251,13 +250,13 @@ func (j *Job) job(p *plan, i, idx, global int, subdomain string) (*yaml.RNode, *
 	if t.Spec.RestartPolicy == "" {
 		t.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
 	}
-	templateNode, err := toNode(t)
+	templateNode, err := ynode.FromTyped(t)
 	if err != nil {
 		return nil, nil, err
 	}
 	template := pod.NewTemplate(yaml.NewRNode(templateNode), field.NewPath("spec", "template"))
 	spec.Template = corev1.PodTemplateSpec{}
-	specNode, err := toNode(spec)
+	specNode, err := ynode.FromTyped(spec)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -357,58 +356,13 @@ func (p *plan) groupIndex(i, idx int) int {
 	return n + idx
 }
 
-// toNode writes a Kubernetes type as a YAML node in block style, without
-// the empty fields its Go type writes anyway (a template's
-// creationTimestamp, a container's resources).
-func toNode(v any) (*yaml.Node, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	// JSON is YAML: parsed as such, fields keep the Go type's order.
-	n, err := yaml.Parse(string(b))
-	if err != nil {
-		return nil, err
-	}
-	node := n.YNode()
-	pruneEmpty(node)
-	return node, nil
-}
-
-// pruneEmpty drops what the Go types write for fields left unset: null
-// values and empty metadata and resources.
-func pruneEmpty(n *yaml.Node) {
-	n.Style = 0
-	if n.Kind == yaml.SequenceNode {
-		for _, c := range n.Content {
-			pruneEmpty(c)
-		}
-		return
-	}
-	if n.Kind != yaml.MappingNode {
-		return
-	}
-	kept := n.Content[:0]
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		k.Style = 0
-		pruneEmpty(v)
-		if v.Tag == "!!null" || (k.Value == "creationTimestamp" && v.Value == "") ||
-			((k.Value == "metadata" || k.Value == "resources" || k.Value == "status") && v.Kind == yaml.MappingNode && len(v.Content) == 0) {
-			continue
-		}
-		kept = append(kept, k, v)
-	}
-	n.Content = kept
-}
-
 // claims are the PersistentVolumeClaims of the runtime's
 // volumeClaimPolicies, named as JobSet names them: <template>-<job>.
 func (j *Job) claims(p *plan) ([]*yaml.RNode, error) {
 	var out []*yaml.RNode
 	for _, policy := range p.spec.VolumeClaimPolicies {
 		for _, t := range policy.Templates {
-			spec, err := toNode(t.Spec)
+			spec, err := ynode.FromTyped(t.Spec)
 			if err != nil {
 				return nil, err
 			}

@@ -13,8 +13,8 @@ import (
 	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/render/options"
+	"github.com/trainfn/trainfn/render/pod"
 	"github.com/trainfn/trainfn/render/result"
-	"github.com/trainfn/trainfn/render/workload"
 )
 
 // launch is how an MPI runtime's launcher reaches its nodes in one of
@@ -117,9 +117,10 @@ func (l *launch) serveNode(configMap string, spec *corev1.PodSpec, c *corev1.Con
 }
 
 // equipLauncher gives the launcher what the mode's remote shell needs: in
-// the KubectlExec launch mode kubectl (delivered by an init container of
-// the run's delivery image, unless the launcher's image has it) and a
-// ServiceAccount whose Role lets it exec into the namespace's pods.
+// the KubectlExec launch mode kubectl (delivered, unless the launcher's
+// image has it, by an init container of the run's delivery image, which
+// runs as the pod's non-root user, else nobody: pod.OwnImageSecurity) and
+// a ServiceAccount whose Role lets it exec into the namespace's pods.
 func (j *Job) equipLauncher(l *launch, spec *corev1.PodSpec, c *corev1.Container, at *field.Path) []result.Warning {
 	if l.mode != options.KubectlExec {
 		return nil
@@ -140,11 +141,12 @@ func (j *Job) equipLauncher(l *launch, spec *corev1.PodSpec, c *corev1.Container
 	upsertVolumeMount(&c.VolumeMounts, corev1.VolumeMount{Name: kubectlVolume, MountPath: mpi.KubectlDir})
 	if j.KubectlDeliveryImage != "" {
 		spec.InitContainers = append(spec.InitContainers, corev1.Container{
-			Name:         mpi.DeliveryContainer,
-			Image:        j.KubectlDeliveryImage,
-			Command:      mpi.DeliveryCommand,
-			Resources:    deliveryResources(),
-			VolumeMounts: []corev1.VolumeMount{{Name: kubectlVolume, MountPath: mpi.KubectlDir}},
+			Name:            mpi.DeliveryContainer,
+			Image:           j.KubectlDeliveryImage,
+			Command:         mpi.DeliveryCommand,
+			Resources:       deliveryResources(),
+			SecurityContext: pod.OwnImageSecurity(spec),
+			VolumeMounts:    []corev1.VolumeMount{{Name: kubectlVolume, MountPath: mpi.KubectlDir}},
 		})
 	}
 	return warnings
@@ -155,10 +157,25 @@ func (j *Job) equipLauncher(l *launch, spec *corev1.PodSpec, c *corev1.Container
 // launch mode the NetworkPolicy its trust rests on, under which the nodes
 // admit the job's own pods alone (rshd trusts any peer that connects from
 // a privileged port).
-func (j *Job) launchObjects(l *launch, own map[string]string) []*yaml.RNode {
+func (j *Job) launchObjects(l *launch, p *plan) []*yaml.RNode {
+	own := p.objectLabels(j.Name)
 	switch l.mode {
 	case options.KubectlExec:
-		return j.ServiceAccountWithRole(handoff.LauncherName(j.Name), own, workload.ExecRules()...)
+		// The nodes are Indexed Jobs, <job>-node-<j>, whose pods' names
+		// the Job controller makes up: the Role reaches the namespace's
+		// pods, and says what the nodes' pods' names start with.
+		var jobs []string
+		completions := 0
+		if i := p.index(nodeName); i >= 0 {
+			for idx := range int(p.spec.ReplicatedJobs[i].Replicas) {
+				jobs = append(jobs, fmt.Sprintf("%s-%s-%d", j.Name, nodeName, idx))
+			}
+			completions = int(p.counts[i])
+		}
+		prefix := handoff.IndexedPodsPrefix(j.Name+"-"+nodeName+"-", completions, jobs...)
+		// Labelled as an MPIJob's launcher's are, whatever reads them.
+		launcher := merged(own, map[string]string{handoff.JobRoleLabel: handoff.RoleLauncher})
+		return j.ExecAccess(handoff.LauncherName(j.Name), launcher, prefix)
 	case options.Rsh:
 		return []*yaml.RNode{j.AdmitOnly(handoff.RshPolicyName(j.Name), own,
 			map[string]string{jobSetNameLabel: j.Name, replicatedJobNameLabel: nodeName},

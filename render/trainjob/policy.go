@@ -13,6 +13,7 @@ import (
 	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/render/options"
+	"github.com/trainfn/trainfn/render/pod"
 	"github.com/trainfn/trainfn/render/trainjob/runtimes"
 	"github.com/trainfn/trainfn/render/waitfor"
 )
@@ -303,7 +304,7 @@ func (j *Job) mpi(p *plan) field.ErrorList {
 		if r.Name == launcherName {
 			upsertVolumeMount(&c.VolumeMounts, corev1.VolumeMount{Name: mpiHostfileVolume, MountPath: mpiHostfileDir})
 			upsertEnv(&c.Env, launcherEnv(m, l)...)
-			spec.InitContainers = append(spec.InitContainers, waitForHosts(c))
+			spec.InitContainers = append(spec.InitContainers, waitForHosts(spec, c))
 		}
 	}
 	return nil
@@ -353,9 +354,11 @@ func implementation(m *runtimes.MPIPolicy) mpi.Implementation {
 // waitForHosts is an init container that holds the launcher back until
 // every host of its hostfile resolves, its own name included: mpirun run
 // sooner takes a name it cannot resolve for a remote host, and fails. It
-// runs in the launcher's image, so it needs none of its own; the runtime's
-// dependsOn has the launcher wait for the nodes to accept connections.
-func waitForHosts(launcher *corev1.Container) corev1.Container {
+// runs in the launcher's image, as the launcher's user, so it needs none of
+// its own, with none of its privileges (pod.CopiedSecurity): it only
+// resolves names. The runtime's dependsOn has the launcher wait for the
+// nodes to accept connections.
+func waitForHosts(spec *corev1.PodSpec, launcher *corev1.Container) corev1.Container {
 	hostfile := mpiHostfileDir + "/" + mpiHostfileKey
 	return corev1.Container{
 		Name:            "wait-for-hosts",
@@ -363,7 +366,7 @@ func waitForHosts(launcher *corev1.Container) corev1.Container {
 		ImagePullPolicy: launcher.ImagePullPolicy,
 		Command:         []string{"/bin/sh", "-c", waitfor.HostfileScript, "wait-for-hosts", hostfile},
 		Resources:       launcher.Resources,
-		SecurityContext: launcher.SecurityContext,
+		SecurityContext: pod.CopiedSecurity(launcher.SecurityContext, spec, false),
 		VolumeMounts:    []corev1.VolumeMount{{Name: mpiHostfileVolume, MountPath: mpiHostfileDir}},
 	}
 }

@@ -3,6 +3,7 @@ package workload
 import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/ynode"
 )
 
@@ -18,6 +19,21 @@ func (o Owner) ServiceAccountWithRole(name string, own map[string]string, rules 
 			"roleRef", ynode.Map("apiGroup", "rbac.authorization.k8s.io", "kind", "Role", "name", name),
 			"subjects", ynode.Seq(ynode.Map("kind", "ServiceAccount", "name", name))),
 	}
+}
+
+// ExecAccess is the ServiceAccount, Role and RoleBinding of a launcher
+// that execs into its workers (ExecRules). When the render knows the
+// workers' pods' names, the Role grants them and nothing else; when it
+// does not (an Indexed Job's, named by the Job controller), the Role
+// reaches the namespace's pods, and carries the prefix every worker's pod
+// name starts with (handoff.ExecPods) for the admission policy that holds
+// the launcher to those pods.
+func (o Owner) ExecAccess(name string, own map[string]string, prefix string, names ...string) []*yaml.RNode {
+	objs := o.ServiceAccountWithRole(name, own, ExecRules(names...)...)
+	if len(names) == 0 {
+		Annotate(objs[1], map[string]string{handoff.ExecPods: prefix})
+	}
+	return objs
 }
 
 // ExecRules let kubectl exec into the namespace's pods: kubectl looks the

@@ -14,8 +14,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/test/cluster"
 	"github.com/trainfn/trainfn/test/testtool"
 )
@@ -24,33 +27,19 @@ import (
 // launch mode renders to, and asks the API server's own RBAC authorizer
 // what its launcher's ServiceAccount may do: find its job's workers and
 // exec into them, the pods of its own namespace, whose names the Job
-// controller makes up; nothing else, in no other namespace. The RoleBinding's subject names no namespace, which RBAC
-// reads as the RoleBinding's own, so the rights follow the output into
-// whichever namespace it is applied to.
+// controller makes up; nothing else, in no other namespace. The Role says
+// what its workers' pods' names start with, for the admission policy that
+// holds the launcher to them, which RBAC cannot. The RoleBinding's subject
+// names no namespace, which RBAC reads as the RoleBinding's own, so the
+// rights follow the output into whichever namespace it is applied to.
 func TestKubectlExecLauncherRBAC(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(testtool.GoldenDir(t, "mpijob-kubectl-exec"), "expected.yaml")
-	objs, err := cluster.ReadObjects(path)
-	require.NoError(t, err)
-	ns, other := kube.Namespace(t), kube.Namespace(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	require.NoError(t, serverSideApply(ctx, ns, objs), "the API server refused %s", path)
+	objs, ns, other := applyGolden(t, "mpijob-kubectl-exec")
+	role := objectNamed(t, objs, "Role", "noshd-launcher")
+	assert.Equal(t, "noshd-worker-", role.GetAnnotations()[handoff.ExecPods],
+		"the prefix every worker's pod name starts with, for the admission policy")
 
 	launcher := serviceAccount{namespace: ns, name: "noshd-launcher"}
-	// The same name in another namespace is another ServiceAccount; a
-	// SubjectAccessReview asks about the user, whether or not it exists.
-	stranger := serviceAccount{namespace: other, name: "noshd-launcher"}
-
-	type access struct {
-		who         serviceAccount
-		verb        string
-		resource    string // resource[/subresource]
-		name        string // empty: every object, as list and create ask
-		namespace   string
-		allowed     bool
-		description string
-	}
 	// The workers are an Indexed Job, whose pods' names the Job
 	// controller makes up: the launcher finds them by label and execs into
 	// them, in its own namespace only.
@@ -75,22 +64,115 @@ func TestKubectlExecLauncherRBAC(t *testing.T) {
 		access{launcher, "create", "pods/attach", "noshd-worker-0-x7k2p", ns, false, "attaching to a worker"},
 		access{launcher, "create", "pods/portforward", "noshd-worker-0-x7k2p", ns, false, "forwarding a worker's ports"},
 	)
-	// What the launcher is allowed, the same name in another namespace is
-	// not, in the job's namespace or its own: the subject binds the
-	// ServiceAccount of the RoleBinding's namespace only.
+	reviewAccess(t, launcher, ns, withNamesakes(cases, other))
+}
+
+// TestKubectlExecElasticLauncherRBAC: an elastic job's workers are a
+// StatefulSet, whose pods are named as their hosts, and its launcher's Role
+// names every one it may scale to: RBAC alone refuses it any other pod, a
+// name one past the elastic maximum or one that only starts like a
+// worker's, and lets it list none. Its Role carries no prefix for the
+// admission policy, which it does not need.
+func TestKubectlExecElasticLauncherRBAC(t *testing.T) {
+	t.Parallel()
+	objs, ns, other := applyGolden(t, "mpijob-kubectl-exec-elastic")
+	role := objectNamed(t, objs, "Role", "grow-launcher")
+	assert.NotContains(t, role.GetAnnotations(), handoff.ExecPods, "RBAC alone holds the launcher to its workers")
+
+	launcher := serviceAccount{namespace: ns, name: "grow-launcher"}
+	var cases []access
+	// trainfn.dev/elastic-workers: "1:4": the workers grow-worker-0 to 3.
+	for _, worker := range []string{"grow-worker-0", "grow-worker-1", "grow-worker-2", "grow-worker-3"} {
+		cases = append(cases,
+			access{launcher, "get", "pods", worker, ns, true, "kubectl exec reads the worker pod first"},
+			access{launcher, "create", "pods/exec", worker, ns, true, "kubectl exec opens the stream with a POST"},
+			access{launcher, "get", "pods/exec", worker, ns, true, "older kubectl opens the stream with a GET"},
+		)
+	}
+	for _, pod := range []struct{ name, why string }{
+		{"grow-worker-4", "one past the elastic maximum"},
+		{"grow-worker-0-x7k2p", "a name that starts as a worker's"},
+		{"grow-launcher", "the launcher itself"},
+		{"noshd-worker-0", "another job's worker"},
+	} {
+		for _, verb := range []string{"create", "get"} {
+			cases = append(cases, access{launcher, verb, "pods/exec", pod.name, ns, false, "a pod the Role does not name: " + pod.why})
+		}
+		cases = append(cases, access{launcher, "get", "pods", pod.name, ns, false, "a pod the Role does not name: " + pod.why})
+	}
+	cases = append(cases,
+		access{launcher, "list", "pods", "", ns, false, "kubexec.sh reaches a worker's pod by its host's name, and lists none"},
+		access{launcher, "watch", "pods", "", ns, false, "the namespace's pods, watched"},
+		access{launcher, "create", "pods/exec", "grow-worker-0", other, false, "a worker's name in another namespace"},
+		access{launcher, "delete", "pods", "grow-worker-0", ns, false, "a worker it may only exec into"},
+		access{launcher, "create", "pods/attach", "grow-worker-0", ns, false, "attaching to a worker"},
+	)
+	reviewAccess(t, launcher, ns, withNamesakes(cases, other))
+}
+
+// access is a question to the authorizer, and the answer it must give.
+type access struct {
+	who         serviceAccount
+	verb        string
+	resource    string // resource[/subresource]
+	name        string // empty: every object, as list and create ask
+	namespace   string
+	allowed     bool
+	description string
+}
+
+// applyGolden applies a golden case's expected output server-side into a
+// fresh namespace, and returns its objects, that namespace and another.
+func applyGolden(t *testing.T, name string) (objs []*unstructured.Unstructured, ns, other string) {
+	t.Helper()
+	path := filepath.Join(testtool.GoldenDir(t, name), "expected.yaml")
+	objs, err := cluster.ReadObjects(path)
+	require.NoError(t, err)
+	ns, other = kube.Namespace(t), kube.Namespace(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, serverSideApply(ctx, ns, objs), "the API server refused %s", path)
+	return objs, ns, other
+}
+
+func objectNamed(t *testing.T, objs []*unstructured.Unstructured, kind, name string) *unstructured.Unstructured {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() == kind && o.GetName() == name {
+			return o
+		}
+	}
+	t.Fatalf("no %s %s", kind, name)
+	return nil
+}
+
+// withNamesakes adds, for what the launcher is allowed, the same asked by
+// its namesake in another namespace, in the job's namespace and its own:
+// denied, since the subject binds the ServiceAccount of the RoleBinding's
+// namespace only. (A SubjectAccessReview asks about the user, whether or
+// not it exists.)
+func withNamesakes(cases []access, other string) []access {
 	for _, c := range cases {
 		if c.allowed {
-			c.who, c.allowed, c.description = stranger, false, "the launcher's rights, asked for by its namesake in another namespace"
+			c.who = serviceAccount{namespace: other, name: c.who.name}
+			c.allowed, c.description = false, "the launcher's rights, asked for by its namesake in another namespace"
 			cases = append(cases, c)
 			c.namespace = other
 			cases = append(cases, c)
 		}
 	}
+	return cases
+}
 
+// reviewAccess asks the API server each question, once the launcher's
+// RoleBinding has taken effect.
+func reviewAccess(t *testing.T, launcher serviceAccount, ns string, cases []access) {
+	t.Helper()
 	// The RBAC authorizer learns of the Role and RoleBinding through
 	// informers, a moment after they are written.
 	first := cases[0]
-	err = waitUntil("the launcher's RoleBinding to take effect", func(ctx context.Context) error {
+	require.True(t, first.allowed && first.who == launcher, "the first case shows the binding in effect")
+	err := waitUntil("the launcher's RoleBinding to take effect", func(ctx context.Context) error {
 		review, err := accessReview(ctx, first.who, first.verb, first.resource, first.name, first.namespace)
 		if err != nil {
 			return err
@@ -133,6 +215,31 @@ func TestKubectlExecLauncherRBAC(t *testing.T) {
 				"may %s %s %s in namespace %s? want %s (%s); the API server: %s",
 				c.who, c.verb, target, c.namespace, want, c.description, explain(review))
 		})
+	}
+}
+
+// checkExecPods holds the name the launcher's Role says every pod it may
+// exec into starts with (handoff.ExecPods), for the admission policy that
+// keeps it to them, to the names the Job controller gave the job's
+// workers' pods: a worker whose name did not start with it would be one
+// the launcher could not reach.
+func checkExecPods(t *testing.T, objs []*unstructured.Unstructured, workers []*corev1.Pod) {
+	for _, obj := range objs {
+		prefix, ok := obj.GetAnnotations()[handoff.ExecPods]
+		if obj.GetKind() != "Role" || !ok {
+			continue
+		}
+		job := obj.GetLabels()[handoff.JobNameLabel]
+		n := 0
+		for _, pod := range workers {
+			if pod.Labels[handoff.JobNameLabel] != job {
+				continue
+			}
+			n++
+			assert.True(t, strings.HasPrefix(pod.Name, prefix),
+				"worker pod %s does not start with %q, which Role %s says every pod its launcher may exec into starts with", pod.Name, prefix, obj.GetName())
+		}
+		t.Logf("Role %s: the %d worker pods of job %s start with %q", obj.GetName(), n, job, prefix)
 	}
 }
 

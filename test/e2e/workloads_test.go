@@ -45,6 +45,9 @@ func checkWorkloads(t *testing.T, ns string, objs []*unstructured.Unstructured) 
 	// Job is suspended or left to another controller; indexed, those of
 	// Indexed Jobs and of StatefulSets: workers.
 	promised, indexed := map[string]bool{}, map[string]bool{}
+	// workerPods are the pods of the workers' Jobs, as the Job controller
+	// named them.
+	var workerPods []*corev1.Pod
 	for _, obj := range objs {
 		if obj.GetAPIVersion() != "apps/v1" || obj.GetKind() != "StatefulSet" {
 			continue
@@ -70,8 +73,12 @@ func checkWorkloads(t *testing.T, ns string, objs []*unstructured.Unstructured) 
 			if waitContainer(pod) != nil {
 				launchers = append(launchers, pod)
 			}
+			if job.Labels[handoff.JobRoleLabel] == handoff.RoleWorker {
+				workerPods = append(workerPods, pod)
+			}
 		}
 	}
+	checkExecPods(t, objs, workerPods)
 	workers := 0
 	for _, obj := range objs {
 		if obj.GetKind() != "ConfigMap" {

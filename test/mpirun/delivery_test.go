@@ -5,6 +5,8 @@ package mpirun
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -20,7 +22,10 @@ import (
 // in an image laid out as mpioperator/kubectl-delivery's (its Dockerfile:
 // kubectl at /bin/kubectl, over a base with cp), and the launcher's own
 // container after it: the kubectl the init container delivered must run
-// where kubexec.sh runs it. The delivery image's entrypoint is not run:
+// where kubexec.sh runs it. The init container runs as nobody, as the
+// launcher's pod names no user, and the launcher as the image's root: the
+// kubectl nobody copied is nobody's, and runs for root. The delivery
+// image's entrypoint is not run:
 // the rendered command replaces it, since the image's later entrypoint
 // reads pod names from /etc/mpi/hostfile and watches the namespace's pods,
 // which the launcher's Role does not allow.
@@ -44,8 +49,14 @@ func TestKubectlDelivery(t *testing.T) {
 	require.Equal(t, "kubectl-delivery", delivery.Name)
 
 	l := c.start(launcher)
+	require.NotNil(t, delivery.SecurityContext)
+	require.NotNil(t, delivery.SecurityContext.RunAsUser)
+	require.EqualValues(t, 65534, *delivery.SecurityContext.RunAsUser, "the delivery runs as nobody")
 	step := c.run(l, delivery.Name, nil)
 	require.NoError(t, c.await(step), step.output())
+	info, err := os.Stat(filepath.Join(l.dir, "volumes", delivery.VolumeMounts[0].Name, "kubectl"))
+	require.NoError(t, err)
+	assert.EqualValues(t, 65534, info.Sys().(*syscall.Stat_t).Uid, "kubectl was copied as nobody")
 	client := c.run(l, launcher.Spec.Containers[0].Name, []string{mpi.KubectlPath, "version", "--client"})
 	require.NoError(t, c.await(client), client.output())
 	assert.Contains(t, client.output(), "Client Version:")

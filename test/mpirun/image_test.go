@@ -58,8 +58,9 @@ type user struct {
 }
 
 // users are the image's accounts a container may run as; root is the
-// image's default user.
-var users = []user{{"root", 0, 0, "/root"}, {"mpiuser", 1000, 1000, "/home/mpiuser"}}
+// image's default user, and nobody, one of Debian's system accounts, the
+// one the KubectlExec launcher's kubectl delivery runs as.
+var users = []user{{"root", 0, 0, "/root"}, {"mpiuser", 1000, 1000, "/home/mpiuser"}, {"nobody", 65534, 65534, "/nonexistent"}}
 
 // sshPort is where every sshd of the image listens, and where its ssh
 // connects: mpi-operator's images' 2222, which a user may bind.
@@ -102,7 +103,7 @@ Subsystem sftp /usr/lib/openssh/sftp-server
 	img.mkdir(t, "run/sshd", 0o755, root)
 
 	passwd, group := systemAccounts(t, "/etc/passwd"), systemAccounts(t, "/etc/group")
-	for _, u := range users[1:] {
+	for _, u := range []user{mpiuser} {
 		passwd += u.name + ":x:" + strconv.Itoa(u.uid) + ":" + strconv.Itoa(u.gid) + "::" + u.home + ":/bin/sh\n"
 		group += u.name + ":x:" + strconv.Itoa(u.gid) + ":\n"
 	}
