@@ -53,6 +53,8 @@ type Options struct {
 	SchedulingPeriod time.Duration
 	// DIServerAddress serves the DI server API; "0" turns it off.
 	DIServerAddress string
+	// DIServer is who may call the DI server API and how often.
+	DIServer diserver.Policy
 }
 
 // Run runs the reconciler until ctx ends.
@@ -134,7 +136,7 @@ func NewManager(config *rest.Config, opts Options) (ctrl.Manager, error) {
 		api, err := diserver.New(diserver.Config{
 			Cache: mgr.GetClient(), Live: mgr.GetAPIReader(), Writer: mgr.GetClient(),
 			Namespaces: opts.Namespaces, Log: mgr.GetLogger().WithName("di-server"),
-			Metrics: diserver.NewMetrics(metrics.Registry),
+			Metrics: diserver.NewMetrics(metrics.Registry), Policy: opts.DIServer,
 		})
 		if err != nil {
 			return nil, err
@@ -143,7 +145,7 @@ func NewManager(config *rest.Config, opts Options) (ctrl.Manager, error) {
 		// they read, so replicas cannot undo each other's.
 		if err := mgr.Add(&manager.Server{
 			Name:            "di-server",
-			Server:          &http.Server{Addr: opts.DIServerAddress, Handler: api, ReadHeaderTimeout: 10 * time.Second},
+			Server:          diserver.NewHTTPServer(opts.DIServerAddress, api),
 			ShutdownTimeout: &shutdown,
 		}); err != nil {
 			return nil, err
