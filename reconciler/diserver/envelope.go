@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 )
 
 // Response is the body of every answer, shaped as DI-orchestrator's server
@@ -70,8 +71,12 @@ func refuse(w http.ResponseWriter, e *requestError) {
 	case http.StatusUnauthorized, http.StatusForbidden, http.StatusRequestEntityTooLarge:
 		// A caller refused for who it is has nothing more to send here,
 		// and one whose body is too large would have it drained first:
-		// its connection is closed rather than kept for another request.
+		// its connection is closed rather than kept for another request,
+		// and the server does not wait for the rest of its body first.
 		h.Set("Connection", "close")
+		// Not every ResponseWriter can (a test's recorder); the server's
+		// can.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
 	}
 	respond(w, e.status, e.message, nil)
 }
