@@ -98,7 +98,12 @@ func loadJob(ctx context.Context, r client.Reader, id JobID) (*diJob, error) {
 // generation and first rank, or the request answers as if it had come
 // after the change. It replaces the job's copy.
 func (j *diJob) reread(ctx context.Context, live client.Reader, stale client.Object) (client.Object, error) {
-	fresh := stale.DeepCopyObject().(client.Object)
+	// An empty object: decoding into a copy of the stale one would keep
+	// the map entries the live one no longer has.
+	var fresh client.Object = &batchv1.Job{}
+	if _, ok := stale.(*appsv1.StatefulSet); ok {
+		fresh = &appsv1.StatefulSet{}
+	}
 	if err := live.Get(ctx, client.ObjectKeyFromObject(stale), fresh); err != nil {
 		return nil, fromAPIServer(err, fmt.Sprintf("job %s: reading %s %s again", j.id.job(), kindOf(stale), stale.GetName()))
 	}
@@ -114,12 +119,17 @@ func (j *diJob) reread(ctx context.Context, live client.Reader, stale client.Obj
 	case rank != staleRank:
 		return nil, fail(http.StatusServiceUnavailable, "job %s: %s %s changed its first rank; retry", j.id.job(), kindOf(fresh), fresh.GetName())
 	}
+	j.replace(fresh)
+	return fresh, nil
+}
+
+// replace puts a newer copy of one of the job's workloads in its place.
+func (j *diJob) replace(newer client.Object) {
 	for i := range j.workloads {
-		if j.workloads[i].object.GetName() == fresh.GetName() && kindOf(j.workloads[i].object) == kindOf(fresh) {
-			j.workloads[i].object = fresh
+		if j.workloads[i].object.GetUID() == newer.GetUID() {
+			j.workloads[i].object = newer
 		}
 	}
-	return fresh, nil
 }
 
 // readDIAnnotations reads what the render marks a DIJob's workload with.

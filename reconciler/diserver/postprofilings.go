@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/go-logr/logr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainfn/trainfn/render/handoff"
 )
@@ -33,6 +34,13 @@ func (s *server) postProfilings(ctx context.Context, c *call) (answer, error) {
 	if err := s.mayWrite(ctx, c.caller, leader); err != nil {
 		return answer{}, err
 	}
+	leader, done, err := s.turns.take(ctx, leader)
+	if err != nil {
+		return answer{}, err
+	}
+	j.replace(leader)
+	var written client.Object
+	defer func() { done(written) }()
 	var workers int32
 	attempts := 0
 	err = retryOnConflict(func() error {
@@ -62,6 +70,7 @@ func (s *server) postProfilings(ctx context.Context, c *call) (answer, error) {
 	if err != nil {
 		return answer{}, fromAPIServer(err, fmt.Sprintf("job %s: storing its profilings", c.id.job()))
 	}
+	written = leader
 	message := fmt.Sprintf("stored the profilings on %s %s", kindOf(leader), leader.GetName())
 	if v, ok := throughputIn(data); ok && workers >= 1 {
 		message += fmt.Sprintf(", with throughput %g at %d %s", v, workers, plural(int64(workers), "worker"))

@@ -71,9 +71,9 @@ func (s *server) patch(ctx context.Context, obj client.Object, fields map[string
 	return s.writer.Patch(ctx, obj, client.RawPatch(types.MergePatchType, raw), client.FieldOwner(FieldManager))
 }
 
-// scalable is nil when the API may change the count of set, a job's
-// preemptible StatefulSet (nil when it has none), and gives the job's
-// bounds; otherwise it is the reason it may not.
+// scalable gives the job's bounds when the API may change the count of
+// set, the job's preemptible StatefulSet (nil when it has none), and
+// otherwise the reason it may not.
 func scalable(id JobID, set *appsv1.StatefulSet) (handoff.Bounds, error) {
 	if set == nil {
 		return handoff.Bounds{}, fail(http.StatusConflict,

@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainfn/trainfn/status/phase"
 )
@@ -29,7 +30,13 @@ func (s *server) rescale(ctx context.Context, c *call, delta int64) (answer, err
 	if err := s.mayWrite(ctx, c.caller, set); err != nil {
 		return answer{}, err
 	}
-	r := &rescaling{server: s, job: j, set: set}
+	start, done, err := s.turns.take(ctx, set)
+	if err != nil {
+		return answer{}, err
+	}
+	r := &rescaling{server: s, job: j, set: start.(*appsv1.StatefulSet)}
+	var written client.Object
+	defer func() { done(written) }()
 	var from, to int32
 	err = retryOnConflict(func() error {
 		if r.attempts++; r.attempts > 1 {
@@ -48,7 +55,7 @@ func (s *server) rescale(ctx context.Context, c *call, delta int64) (answer, err
 	if err != nil {
 		return answer{}, fromAPIServer(err, fmt.Sprintf("job %s: scaling its workers", c.id.job()))
 	}
-	set = r.set
+	set, written = r.set, r.set
 	logr.FromContextOrDiscard(ctx).Info("scaled workers", "job", c.id.job(), "statefulSet", set.Name, "from", from, "to", to)
 	if to > from {
 		s.metrics.changed(workersAdded, to-from)

@@ -65,6 +65,8 @@ type server struct {
 	writes *bucket
 	// reviewer, with Policy.TokenReview, serves bearer-token callers.
 	reviewer *reviewer
+	// turns order the writes to each object.
+	turns *turns
 }
 
 // New returns the DI server API's handler, to be served as is (see
@@ -88,6 +90,7 @@ func New(cfg Config) (http.Handler, error) {
 		namespaces: slices.Clone(cfg.Namespaces),
 		log:        cfg.Log, metrics: cfg.Metrics,
 		writes: newBucket(policy.WriteRate, policy.WriteBurst, "writes"),
+		turns:  newTurns(),
 	}
 	if policy.TokenReview {
 		s.reviewer = newReviewer(cfg.Writer, policy, time.Now)
