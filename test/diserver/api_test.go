@@ -127,6 +127,9 @@ func (c *caller) with(token string) *caller {
 type answer struct {
 	status int
 	header http.Header
+	// closed is whether the server said it closes the connection
+	// (Connection: close, which the client takes out of the headers).
+	closed bool
 	di.Response
 }
 
@@ -178,7 +181,7 @@ func (c *caller) try(method, path, body string) (answer, error) {
 		return answer{}, fmt.Errorf("%s %s from %s: %w", method, path, c.from, err)
 	}
 	defer resp.Body.Close()
-	a := answer{status: resp.StatusCode, header: resp.Header}
+	a := answer{status: resp.StatusCode, header: resp.Header, closed: resp.Close}
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return answer{}, fmt.Errorf("%s %s: reading the answer: %w", method, path, err)

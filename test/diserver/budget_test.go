@@ -19,7 +19,9 @@ import (
 // requests: reads none (they are answered from the cache), and writes at
 // most MaxRequestsPerWrite for each the write bucket admits, which admits
 // its burst and then its rate; the others are answered 429 with
-// Retry-After.
+// Retry-After. Sixteen callers writing one StatefulSet at once, which the
+// StatefulSet controller updates too, race: a write that loses every try
+// is answered 503, retry.
 func TestRequestsCostTheAPIServerABoundedNumber(t *testing.T) {
 	t.Parallel()
 	ns := kube.Namespace(t)
@@ -90,7 +92,8 @@ func TestRequestsCostTheAPIServerABoundedNumber(t *testing.T) {
 		if strings.HasSuffix(what, " 429") {
 			tooMany += n
 		}
-		if !strings.HasSuffix(what, " 200") && !strings.HasSuffix(what, " 422") && !strings.HasSuffix(what, " 429") {
+		if !strings.HasSuffix(what, " 200") && !strings.HasSuffix(what, " 422") && !strings.HasSuffix(what, " 429") &&
+			!strings.HasSuffix(what, " 503") {
 			t.Errorf("%d answered %s", n, what)
 		}
 	}

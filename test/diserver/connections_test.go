@@ -44,79 +44,96 @@ func TestStalledConnectionsAreClosed(t *testing.T) {
 		sent string
 		// connections are how many such connections are open at once.
 		connections int
-		within      time.Duration
+		// limit is how long the server may take to close each: the
+		// timeout of what was sent, and slack.
+		limit time.Duration
 		// answer is the status the server answers with before it closes
 		// the connection; none when zero.
 		answer int
 	}{
-		{name: "nothing sent", from: pod.from, connections: 10, within: di.ReadHeaderTimeout},
+		{name: "nothing sent", from: pod.from, connections: 10, limit: di.ReadHeaderTimeout + slack},
 		{name: "headers never finished", from: pod.from, sent: "POST " + path + " HTTP/1.1\r\nHost: " + host + "\r\nContent-Le",
-			connections: 10, within: di.ReadHeaderTimeout},
+			connections: 10, limit: di.ReadHeaderTimeout + slack, answer: http.StatusBadRequest},
 		{name: "a body never sent", from: pod.from, sent: "POST " + path + " HTTP/1.1\r\nHost: " + host + "\r\nContent-Length: 20\r\n\r\n{\"repl",
-			connections: 100, within: di.ReadTimeout, answer: http.StatusRequestTimeout},
+			connections: 100, limit: di.ReadTimeout + slack, answer: http.StatusRequestTimeout},
 		{name: "nothing after an answer", from: pod.from, sent: "GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\n\r\n",
-			connections: 10, within: di.IdleTimeout, answer: http.StatusOK},
+			connections: 10, limit: di.IdleTimeout + slack, answer: http.StatusOK},
+		// At once: well before the body's timeout, which would otherwise
+		// close it.
 		{name: "a stranger's body never sent", from: "127.0.0.1", sent: "POST " + path + " HTTP/1.1\r\nHost: " + host + "\r\nContent-Length: 20\r\n\r\n",
-			connections: 10, within: 0, answer: http.StatusForbidden},
+			connections: 10, limit: di.ReadTimeout / 2, answer: http.StatusForbidden},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			var wg sync.WaitGroup
 			errs := make(chan error, tc.connections)
+			closedAfter := make(chan time.Duration, tc.connections)
 			for range tc.connections {
-				wg.Go(func() { errs <- stall(s.url, tc.from, tc.sent, tc.within+slack, tc.answer) })
+				wg.Go(func() {
+					took, err := stall(s.url, tc.from, tc.sent, tc.limit, tc.answer)
+					errs <- err
+					closedAfter <- took
+				})
 			}
 			wg.Wait()
 			close(errs)
+			close(closedAfter)
 			for err := range errs {
 				if err != nil {
 					t.Error(err)
 				}
 			}
+			var longest time.Duration
+			for took := range closedAfter {
+				longest = max(longest, took)
+			}
+			t.Logf("%d connections closed by the server, the last %s after the client stopped sending", tc.connections, longest.Round(time.Millisecond))
 		})
 	}
 }
 
 // stall opens a connection to url from an address, sends what it is
 // given, reads the answer it expects, and waits for the server to close
-// the connection: an error if it is still open after limit.
-func stall(url, from, sent string, limit time.Duration, answer int) error {
+// the connection: an error if it is still open after limit. It returns how
+// long the server took to close it.
+func stall(url, from, sent string, limit time.Duration, answer int) (time.Duration, error) {
 	dialer := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
 	conn, err := dialer.Dial("tcp", strings.TrimPrefix(url, "http://"))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer conn.Close()
 	start := time.Now()
 	if err := conn.SetReadDeadline(start.Add(limit)); err != nil {
-		return err
+		return 0, err
 	}
 	if _, err := io.WriteString(conn, sent); err != nil {
-		return err
+		return 0, err
 	}
 	r := bufio.NewReader(conn)
 	if answer != 0 {
 		resp, err := http.ReadResponse(r, nil)
 		if err != nil {
-			return fmt.Errorf("reading the answer: %w", err)
+			return 0, fmt.Errorf("reading the answer: %w", err)
 		}
 		_, err = io.Copy(io.Discard, resp.Body)
 		if closeErr := resp.Body.Close(); err == nil {
 			err = closeErr
 		}
 		if err != nil || resp.StatusCode != answer {
-			return fmt.Errorf("answered %s (%v), want %d", resp.Status, err, answer)
+			return 0, fmt.Errorf("answered %s (%v), want %d", resp.Status, err, answer)
 		}
 	}
 	n, err := io.Copy(io.Discard, r)
+	took := time.Since(start)
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return fmt.Errorf("still open after %s", time.Since(start).Round(time.Millisecond))
+		return took, fmt.Errorf("still open after %s", took.Round(time.Millisecond))
 	case n > 0:
-		return fmt.Errorf("%d more bytes before the end", n)
+		return took, fmt.Errorf("%d more bytes before the end", n)
 	}
 	// The end of the stream (nil from io.Copy) or a reset: closed.
-	return nil
+	return took, nil
 }
 
 // Headers past the bound are refused with 431 before any handler runs.
