@@ -64,8 +64,12 @@ func TestProfilingsOfATaskShapedJob(t *testing.T) {
 		t.Errorf("%s, of first rank 2, holds profilings too", learner.Name)
 	}
 
-	// Concurrent posts race for the Job: each that loses reads it again
-	// and lands.
+	// Posts one right after another, and at once: a post that starts from
+	// a copy of the Job the cache has not updated yet, or that another
+	// changed meanwhile, reads it again and lands.
+	for i := range 10 {
+		postProfilings(t, c, path, fmt.Sprintf(`{"data": {"step": %d}}`, i))
+	}
 	var done sync.WaitGroup
 	answers := make([]answer, 4)
 	for i := range answers {
@@ -82,6 +86,7 @@ func TestProfilingsOfATaskShapedJob(t *testing.T) {
 			t.Errorf("a concurrent post failed: %v", a)
 		}
 	}
+	t.Logf("what the posts asked of the API server:\n%s", s.requests)
 }
 
 // A preemptible job's throughput is kept per worker count, the latest at
