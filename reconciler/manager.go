@@ -62,6 +62,8 @@ type Options struct {
 	SchedulingPeriod time.Duration
 	// DIServerAddress serves the DI server API; "0" turns it off.
 	DIServerAddress string
+	// DIServer is who may call the DI server API and how often.
+	DIServer diserver.Policy
 }
 
 // Run runs the reconciler until ctx ends.
@@ -212,7 +214,7 @@ func addDIServer(mgr ctrl.Manager, opts Options) error {
 	api, err := diserver.New(diserver.Config{
 		Cache: mgr.GetClient(), Live: mgr.GetAPIReader(), Writer: mgr.GetClient(),
 		Namespaces: opts.Namespaces, Log: mgr.GetLogger().WithName("di-server"),
-		Metrics: diserver.NewMetrics(crmetrics.Registry),
+		Metrics: diserver.NewMetrics(crmetrics.Registry), Policy: opts.DIServer,
 	})
 	if err != nil {
 		return err
@@ -220,7 +222,7 @@ func addDIServer(mgr ctrl.Manager, opts Options) error {
 	shutdown := opts.ShutdownTimeout
 	return mgr.Add(&manager.Server{
 		Name:            "di-server",
-		Server:          &http.Server{Addr: opts.DIServerAddress, Handler: api, ReadHeaderTimeout: 10 * time.Second},
+		Server:          diserver.NewHTTPServer(opts.DIServerAddress, api),
 		ShutdownTimeout: &shutdown,
 	})
 }

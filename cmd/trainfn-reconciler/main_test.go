@@ -36,7 +36,7 @@ func TestVersion(t *testing.T) {
 func TestHelp(t *testing.T) {
 	r := runReconciler("--leader-elect=false", "--help")
 	assert.Equal(t, 0, r.code, r.stderr)
-	for _, flag := range []string{"--kubeconfig", "--namespaces", "--leader-elect", "--metrics-bind-address", "--health-probe-bind-address", "--di-server-bind-address", "--coalesce", "--scheduling-period", "--log-level"} {
+	for _, flag := range []string{"--kubeconfig", "--namespaces", "--leader-elect", "--metrics-bind-address", "--health-probe-bind-address", "--di-server-bind-address", "--di-server-write-rate", "--di-server-write-burst", "--di-server-token-review", "--coalesce", "--scheduling-period", "--log-level"} {
 		assert.Contains(t, r.stdout, flag)
 	}
 }
@@ -50,6 +50,10 @@ func TestCommandLineErrors(t *testing.T) {
 		{[]string{"--no-such-flag"}, "unknown flag: --no-such-flag"},
 		{[]string{"--coalesce", "soon"}, "--coalesce"},
 		{[]string{"--log-level", "warn"}, `--log-level must be info or debug, not "warn"`},
+		{[]string{"--di-server-write-rate", "0"}, "--di-server-write-rate must be above 0 and --di-server-write-burst at least 1, not 0 and 50"},
+		{[]string{"--di-server-write-rate", "NaN"}, "--di-server-write-rate must be above 0"},
+		{[]string{"--di-server-write-burst", "0"}, "not 10 and 0"},
+		{[]string{"--di-server-write-burst", "many"}, "--di-server-write-burst"},
 	} {
 		r := runReconciler(c.args...)
 		assert.Equal(t, 2, r.code, c.args)

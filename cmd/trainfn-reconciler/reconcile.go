@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"syscall"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/trainfn/trainfn/cmd/internal/cli"
 	"github.com/trainfn/trainfn/reconciler"
+	"github.com/trainfn/trainfn/reconciler/diserver"
 )
 
 // rootCommand is the reconciler itself, with its flags; the Helm chart
@@ -32,6 +34,7 @@ func rootCommand(stdout, stderr io.Writer) *cobra.Command {
 		ShutdownTimeout:  20 * time.Second,
 		SchedulingPeriod: 30 * time.Second,
 		DIServerAddress:  ":8082",
+		DIServer:         diserver.Policy{WriteRate: diserver.DefaultWriteRate, WriteBurst: diserver.DefaultWriteBurst},
 	}
 	var kubeconfig, level string
 	cmd := &cobra.Command{
@@ -52,6 +55,11 @@ field the rendered output sets.`,
 			var lvl zapcore.Level
 			if err := lvl.Set(level); err != nil || (lvl != zapcore.InfoLevel && lvl != zapcore.DebugLevel) {
 				fmt.Fprintf(stderr, "trainfn-reconciler: --log-level must be info or debug, not %q\n", level)
+				return cli.ExitError(2)
+			}
+			if !(opts.DIServer.WriteRate > 0) || math.IsInf(opts.DIServer.WriteRate, 0) || opts.DIServer.WriteBurst < 1 {
+				fmt.Fprintf(stderr, "trainfn-reconciler: --di-server-write-rate must be above 0 and --di-server-write-burst at least 1, not %v and %d\n",
+					opts.DIServer.WriteRate, opts.DIServer.WriteBurst)
 				return cli.ExitError(2)
 			}
 			ctrl.SetLogger(zap.New(zap.WriteTo(stderr), zap.Level(lvl), zap.JSONEncoder()))
@@ -84,6 +92,11 @@ field the rendered output sets.`,
 	f.IntVar(&opts.Workers, "workers", opts.Workers, "jobs reconciled at once")
 	f.DurationVar(&opts.SchedulingPeriod, "scheduling-period", opts.SchedulingPeriod, "how often the allocator rebalances preemptible DIJobs; 0 runs no allocator")
 	f.StringVar(&opts.DIServerAddress, "di-server-bind-address", opts.DIServerAddress, `address serving the DI server API; "0" turns it off`)
+	f.Float64Var(&opts.DIServer.WriteRate, "di-server-write-rate", opts.DIServer.WriteRate,
+		"requests a second, across all jobs, that the DI server API lets write to the API server (POST and DELETE .../replicas, POST .../profilings); more are answered 429 with Retry-After")
+	f.IntVar(&opts.DIServer.WriteBurst, "di-server-write-burst", opts.DIServer.WriteBurst, "writes the DI server API admits at once above --di-server-write-rate")
+	f.BoolVar(&opts.DIServer.TokenReview, "di-server-token-review", false,
+		"also serve DI server callers presenting a bearer token for audience "+diserver.Audience+", authenticated by a TokenReview and authorized by a SubjectAccessReview (needs the right to create both); without it, only a job's own pods may call about it")
 	f.StringVar(&level, "log-level", "info", "info or debug; logs are JSON on stderr")
 	cmd.SetVersionTemplate("trainfn-reconciler {{.Version}}\n")
 	cmd.SetOut(stdout)

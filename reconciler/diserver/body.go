@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"reflect"
 	"strings"
@@ -73,11 +74,15 @@ func decodeStrict(body io.Reader, limit int64, want string, v any) *requestError
 		body = http.NoBody
 	}
 	raw, err := io.ReadAll(io.LimitReader(body, limit+1))
-	if err != nil {
-		return fail(http.StatusBadRequest, "body: reading: %v", err)
-	}
-	if int64(len(raw)) > limit {
+	var tooLarge *http.MaxBytesError
+	var timeout net.Error
+	switch {
+	case errors.As(err, &tooLarge) || err == nil && int64(len(raw)) > limit:
 		return fail(http.StatusRequestEntityTooLarge, "body: larger than %d bytes", limit)
+	case errors.As(err, &timeout) && timeout.Timeout():
+		return fail(http.StatusRequestTimeout, "body: not sent in time: the whole request must come within %s", ReadTimeout)
+	case err != nil:
+		return fail(http.StatusBadRequest, "body: reading: %v", err)
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return fail(http.StatusBadRequest, "body: missing; want %s", want)

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
+	"time"
 )
 
 // Response is the body of every answer, shaped as DI-orchestrator's server
@@ -27,6 +29,9 @@ const (
 type requestError struct {
 	status  int
 	message string
+	// retryAfter is when to try again, in seconds, for a request over the
+	// rate (429).
+	retryAfter int
 }
 
 func (e *requestError) Error() string { return e.message }
@@ -51,4 +56,27 @@ func respond(w http.ResponseWriter, status int, message string, data any) {
 	}
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(body)
+}
+
+// refuse answers a failed request, with the headers its status calls for.
+func refuse(w http.ResponseWriter, e *requestError) {
+	h := w.Header()
+	switch e.status {
+	case http.StatusTooManyRequests:
+		h.Set("Retry-After", strconv.Itoa(max(e.retryAfter, 1)))
+	case http.StatusUnauthorized:
+		h.Set("WWW-Authenticate", `Bearer realm="`+Audience+`"`)
+	}
+	switch e.status {
+	case http.StatusUnauthorized, http.StatusForbidden, http.StatusRequestEntityTooLarge:
+		// A caller refused for who it is has nothing more to send here,
+		// and one whose body is too large would have it drained first:
+		// its connection is closed rather than kept for another request,
+		// and the server does not wait for the rest of its body first.
+		h.Set("Connection", "close")
+		// Not every ResponseWriter can (a test's recorder); the server's
+		// can.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	}
+	respond(w, e.status, e.message, nil)
 }

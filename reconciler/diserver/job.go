@@ -31,12 +31,11 @@ type workload struct {
 	firstRank  int32
 }
 
-// loadJob reads the workloads of the job id names. The job's generation is
-// the newest its workloads carry: while GitOps applies a new one, the
-// workloads still of the old generation are on their way out, and a
-// request for the old generation is a request for a job that is ending.
-func loadJob(ctx context.Context, r client.Reader, id JobID) (*diJob, error) {
-	in := []client.ListOption{client.InNamespace(id.Namespace), client.MatchingLabels(handoff.JobLabels(id.Name))}
+// diWorkloads are the workloads of the DIJob named, of every generation, as
+// r holds them. The same name may also be another kind's job (an MPIJob's
+// launcher, say), whose workloads are left out.
+func diWorkloads(ctx context.Context, r client.Reader, namespace, name string) ([]client.Object, error) {
+	in := []client.ListOption{client.InNamespace(namespace), client.MatchingLabels(handoff.JobLabels(name))}
 	var sets appsv1.StatefulSetList
 	var jobs batchv1.JobList
 	if err := r.List(ctx, &sets, in...); err != nil {
@@ -45,24 +44,35 @@ func loadJob(ctx context.Context, r client.Reader, id JobID) (*diJob, error) {
 	if err := r.List(ctx, &jobs, in...); err != nil {
 		return nil, fromAPIServer(err, "listing the job's Jobs")
 	}
-	var all []workload
+	var out []client.Object
 	for i := range sets.Items {
-		all = append(all, workload{object: &sets.Items[i]})
+		if handoff.IsDIJob(sets.Items[i].Labels) {
+			out = append(out, &sets.Items[i])
+		}
 	}
 	for i := range jobs.Items {
-		all = append(all, workload{object: &jobs.Items[i]})
+		if handoff.IsDIJob(jobs.Items[i].Labels) {
+			out = append(out, &jobs.Items[i])
+		}
+	}
+	return out, nil
+}
+
+// loadJob reads the workloads of the job id names. The job's generation is
+// the newest its workloads carry: while GitOps applies a new one, the
+// workloads still of the old generation are on their way out, and a
+// request for the old generation is a request for a job that is ending.
+func loadJob(ctx context.Context, r client.Reader, id JobID) (*diJob, error) {
+	objs, err := diWorkloads(ctx, r, id.Namespace, id.Name)
+	if err != nil {
+		return nil, err
 	}
 	var found []workload
 	var newest int64
-	for _, w := range all {
-		if !handoff.IsDIJob(w.object.GetLabels()) {
-			// The same name may be another kind's job (an MPIJob's
-			// launcher, say): not a DIJob's workload.
-			continue
-		}
-		var err error
-		if w.generation, w.firstRank, err = readDIAnnotations(w.object); err != nil {
-			return nil, fail(http.StatusInternalServerError, "%s %s: %v", kindOf(w.object), w.object.GetName(), err)
+	for _, obj := range objs {
+		w := workload{object: obj}
+		if w.generation, w.firstRank, err = readDIAnnotations(obj); err != nil {
+			return nil, fail(http.StatusInternalServerError, "%s %s: %v", kindOf(obj), obj.GetName(), err)
 		}
 		found = append(found, w)
 		newest = max(newest, w.generation)
@@ -81,6 +91,45 @@ func loadJob(ctx context.Context, r client.Reader, id JobID) (*diJob, error) {
 	}
 	slices.SortFunc(j.workloads, func(a, b workload) int { return cmp.Compare(a.firstRank, b.firstRank) })
 	return j, nil
+}
+
+// reread reads one of the job's workloads again, live, by name, after a
+// write to it lost a race: the workload must still be the job's, of its
+// generation and first rank, or the request answers as if it had come
+// after the change. It replaces the job's copy.
+func (j *diJob) reread(ctx context.Context, live client.Reader, stale client.Object) (client.Object, error) {
+	// An empty object: decoding into a copy of the stale one would keep
+	// the map entries the live one no longer has.
+	var fresh client.Object = &batchv1.Job{}
+	if _, ok := stale.(*appsv1.StatefulSet); ok {
+		fresh = &appsv1.StatefulSet{}
+	}
+	if err := live.Get(ctx, client.ObjectKeyFromObject(stale), fresh); err != nil {
+		return nil, fromAPIServer(err, fmt.Sprintf("job %s: reading %s %s again", j.id.job(), kindOf(stale), stale.GetName()))
+	}
+	_, staleRank, _ := readDIAnnotations(stale)
+	generation, rank, err := readDIAnnotations(fresh)
+	switch {
+	case !handoff.IsDIJob(fresh.GetLabels()) || fresh.GetLabels()[handoff.JobNameLabel] != j.id.Name:
+		return nil, fail(http.StatusNotFound, "job %s: %s %s is no longer its workload", j.id.job(), kindOf(fresh), fresh.GetName())
+	case err != nil:
+		return nil, fail(http.StatusInternalServerError, "%s %s: %v", kindOf(fresh), fresh.GetName(), err)
+	case generation != j.id.Generation:
+		return nil, fail(http.StatusNotFound, "job %s: at generation %d, not %d", j.id.job(), generation, j.id.Generation)
+	case rank != staleRank:
+		return nil, fail(http.StatusServiceUnavailable, "job %s: %s %s changed its first rank; retry", j.id.job(), kindOf(fresh), fresh.GetName())
+	}
+	j.replace(fresh)
+	return fresh, nil
+}
+
+// replace puts a newer copy of one of the job's workloads in its place.
+func (j *diJob) replace(newer client.Object) {
+	for i := range j.workloads {
+		if j.workloads[i].object.GetUID() == newer.GetUID() {
+			j.workloads[i].object = newer
+		}
+	}
 }
 
 // readDIAnnotations reads what the render marks a DIJob's workload with.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -81,26 +82,29 @@ func TestLoadJobRefusesUnreadableAnnotations(t *testing.T) {
 
 func TestScalable(t *testing.T) {
 	started := []string{handoff.ElasticWorkers, "1:4", handoff.ScaledFrom, "2"}
-	job := func(s ...client.Object) *diJob {
-		j, err := loadJob(context.Background(), reading(s...), JobID{"ns", "j", 1})
+	id := JobID{"ns", "j", 1}
+	preemptible := func(s ...client.Object) *appsv1.StatefulSet {
+		j, err := loadJob(context.Background(), reading(s...), id)
 		require.NoError(t, err)
-		return j
+		return j.preemptible()
 	}
 
-	s, b, err := scalable(job(workerSet("j", 1, 2, started...)))
+	b, err := scalable(id, preemptible(workerSet("j", 1, 2, started...)))
 	require.NoError(t, err)
-	require.Equal(t, "j-worker", s.Name)
 	require.Equal(t, int32(1), b.Min)
 	require.Equal(t, int32(4), b.Max)
 
-	_, _, err = scalable(job(taskJob("j", "worker", 1, 0, 2)))
+	_, err = scalable(id, preemptible(taskJob("j", "worker", 1, 0, 2)))
 	requireRefusal(t, err, http.StatusConflict, "job ns/j is not preemptible")
-	_, _, err = scalable(job(workerSet("j", 1, 2)))
+	_, err = scalable(id, preemptible(workerSet("j", 1, 2)))
 	requireRefusal(t, err, http.StatusConflict, "job ns/j is not preemptible")
-	_, _, err = scalable(job(workerSet("j", 1, 2, handoff.ElasticWorkers, "1:4")))
+	// Read again after a conflict, the StatefulSet may have lost the mark.
+	_, err = scalable(id, workerSet("j", 1, 2))
+	requireRefusal(t, err, http.StatusConflict, "job ns/j is no longer preemptible")
+	_, err = scalable(id, preemptible(workerSet("j", 1, 2, handoff.ElasticWorkers, "1:4")))
 	requireRefusal(t, err, http.StatusConflict, "has not set its first worker count yet")
-	_, _, err = scalable(job(workerSet("j", 1, 2, append(started, handoff.Ended, "Succeeded")...)))
+	_, err = scalable(id, preemptible(workerSet("j", 1, 2, append(started, handoff.Ended, "Succeeded")...)))
 	requireRefusal(t, err, http.StatusConflict, "job ns/j has ended (Succeeded)")
-	_, _, err = scalable(job(workerSet("j", 1, 2, handoff.ElasticWorkers, "4:1", handoff.ScaledFrom, "2")))
+	_, err = scalable(id, preemptible(workerSet("j", 1, 2, handoff.ElasticWorkers, "4:1", handoff.ScaledFrom, "2")))
 	requireRefusal(t, err, http.StatusInternalServerError, "metadata.annotations["+handoff.ElasticWorkers+"]")
 }

@@ -2,12 +2,10 @@ package diserver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 
 	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainfn/trainfn/render/handoff"
@@ -15,25 +13,41 @@ import (
 
 // postProfilings answers POST .../profilings: it stores the data on the
 // job's workload of first rank 0, merged with what is there (see
-// Profilings.record). The merge is read live and written on condition that
-// the workload is still the one read, so that a concurrent post never
-// drops another's throughput.
-func (s *server) postProfilings(ctx context.Context, id JobID, r *http.Request) (answer, error) {
-	data, bad := decodeProfilings(r.Body)
+// Profilings.record). The merge is computed from the cache and written on
+// condition that the workload is still the one read; a write that lost a
+// race is computed again from the workload read live by name, so that a
+// concurrent post never drops another's throughput.
+func (s *server) postProfilings(ctx context.Context, c *call) (answer, error) {
+	data, bad := decodeProfilings(c.body)
 	if bad != nil {
 		return answer{}, bad
 	}
 	log := logr.FromContextOrDiscard(ctx)
-	var leader client.Object
+	j, err := loadJob(ctx, s.cache, c.id)
+	if err != nil {
+		return answer{}, err
+	}
+	leader, ok := j.leader()
+	if !ok {
+		return answer{}, fail(http.StatusInternalServerError, "job %s: none of its workloads has %s 0, which holds the profilings", c.id.job(), handoff.FirstRank)
+	}
+	if err := s.mayWrite(ctx, c.caller, leader); err != nil {
+		return answer{}, err
+	}
+	leader, done, err := s.turns.take(ctx, leader)
+	if err != nil {
+		return answer{}, err
+	}
+	j.replace(leader)
+	var written client.Object
+	defer func() { done(written) }()
 	var workers int32
-	err := retryOnConflict(func() error {
-		j, err := loadJob(ctx, s.live, id)
-		if err != nil {
-			return err
-		}
-		var ok bool
-		if leader, ok = j.leader(); !ok {
-			return fail(http.StatusInternalServerError, "job %s: none of its workloads has %s 0, which holds the profilings", id.job(), handoff.FirstRank)
+	attempts := 0
+	err = retryOnConflict(func() error {
+		if attempts++; attempts > 1 {
+			if leader, err = j.reread(ctx, s.live, leader); err != nil {
+				return err
+			}
 		}
 		stored, err := ParseProfilings(leader.GetAnnotations()[handoff.Profilings])
 		if err != nil {
@@ -43,24 +57,24 @@ func (s *server) postProfilings(ctx context.Context, id JobID, r *http.Request) 
 			stored = Profilings{}
 		}
 		workers = j.workers()
-		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
-			// A merge patch that names a resourceVersion is applied only
-			// to that version.
-			"resourceVersion": leader.GetResourceVersion(),
-			"annotations":     map[string]string{handoff.Profilings: stored.record(data, workers).String()},
-		}})
-		if err != nil {
-			return err
+		// Data equal to what the cache holds is written all the same: the
+		// cache may be behind a later post, which this one must replace.
+		value := stored.record(data, workers).String()
+		if attempts == 1 {
+			if over := s.writes.take(); over != nil {
+				return over
+			}
 		}
-		return s.writer.Patch(ctx, leader, client.RawPatch(types.MergePatchType, patch), client.FieldOwner(FieldManager))
+		return s.patch(ctx, leader, map[string]any{"metadata": map[string]any{"annotations": map[string]string{handoff.Profilings: value}}})
 	})
 	if err != nil {
-		return answer{}, fromAPIServer(err, fmt.Sprintf("job %s: storing its profilings", id.job()))
+		return answer{}, fromAPIServer(err, fmt.Sprintf("job %s: storing its profilings", c.id.job()))
 	}
+	written = leader
 	message := fmt.Sprintf("stored the profilings on %s %s", kindOf(leader), leader.GetName())
 	if v, ok := throughputIn(data); ok && workers >= 1 {
 		message += fmt.Sprintf(", with throughput %g at %d %s", v, workers, plural(int64(workers), "worker"))
 	}
-	log.Info("stored profilings", "job", id.job(), "workload", leader.GetName(), "bytes", len(data), "workers", workers)
+	log.Info("stored profilings", "job", c.id.job(), "workload", leader.GetName(), "bytes", len(data), "workers", workers)
 	return answer{message: message}, nil
 }

@@ -3,6 +3,7 @@ package diserver
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"slices"
 	"time"
@@ -19,14 +20,17 @@ const FieldManager = handoff.FieldManager
 
 // Config is what the DI server reads and writes through.
 type Config struct {
-	// Cache answers reads that may lag a moment behind the cluster: the
-	// replicas' addresses, which callers poll. The manager's client,
-	// reading its label-filtered cache, fits.
+	// Cache answers every read a request makes: the job's workloads and
+	// pods, which also tell whether the caller is one of those pods. The
+	// manager's client, reading its label-filtered cache, fits: a request
+	// costs the API server nothing until it writes.
 	Cache client.Reader
-	// Live answers the reads a write is computed from, so that no write
-	// rests on a stale copy: the manager's API reader.
+	// Live reads again, by name, the one object a write lost a race for
+	// (a conflict), so that the next attempt starts from the winner's: the
+	// manager's API reader. It is never asked to list.
 	Live client.Reader
-	// Writer scales StatefulSets and annotates workloads.
+	// Writer patches StatefulSets and Jobs and, with Policy.TokenReview,
+	// creates TokenReviews and SubjectAccessReviews.
 	Writer client.Client
 	// Namespaces, when any, are the only ones served: the reconciler's
 	// cache holds nothing of the others, so their jobs are unknown (404).
@@ -34,8 +38,8 @@ type Config struct {
 	Log        logr.Logger
 	// Metrics, when set, count requests and workers changed.
 	Metrics *Metrics
-	// Timeout bounds the work of one request; 30 seconds when zero.
-	Timeout time.Duration
+	// Policy says who may call and how often.
+	Policy Policy
 }
 
 // The routes, as named in logs and metrics.
@@ -57,11 +61,17 @@ type server struct {
 	namespaces  []string
 	log         logr.Logger
 	metrics     *Metrics
-	timeout     time.Duration
+	// writes bounds the requests that write to the API server.
+	writes *bucket
+	// reviewer, with Policy.TokenReview, serves bearer-token callers.
+	reviewer *reviewer
+	// turns order the writes to each object.
+	turns *turns
 }
 
-// New returns the DI server API's handler, to be served as is: it answers
-// every path, those it does not know with 404 in the API's envelope.
+// New returns the DI server API's handler, to be served as is (see
+// NewHTTPServer): it answers every path, those it does not know with 404
+// in the API's envelope.
 func New(cfg Config) (http.Handler, error) {
 	switch {
 	case cfg.Cache == nil:
@@ -71,19 +81,25 @@ func New(cfg Config) (http.Handler, error) {
 	case cfg.Writer == nil:
 		return nil, errors.New("diserver: Config.Writer is required")
 	}
+	policy, err := cfg.Policy.withDefaults()
+	if err != nil {
+		return nil, err
+	}
 	s := &server{
 		cache: cfg.Cache, live: cfg.Live, writer: cfg.Writer,
 		namespaces: slices.Clone(cfg.Namespaces),
-		log:        cfg.Log, metrics: cfg.Metrics, timeout: cfg.Timeout,
+		log:        cfg.Log, metrics: cfg.Metrics,
+		writes: newBucket(policy.WriteRate, policy.WriteBurst, "writes"),
+		turns:  newTurns(),
 	}
-	if s.timeout <= 0 {
-		s.timeout = 30 * time.Second
+	if policy.TokenReview {
+		s.reviewer = newReviewer(cfg.Writer, policy, time.Now)
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /v2alpha1/{job}/replicas", s.endpoint(routeListReplicas, s.listReplicas))
-	mux.Handle("POST /v2alpha1/{job}/replicas", s.endpoint(routeAddReplicas, s.addReplicas))
-	mux.Handle("DELETE /v2alpha1/{job}/replicas", s.endpoint(routeRemoveReplicas, s.removeReplicas))
-	mux.Handle("POST /v2alpha1/{job}/profilings", s.endpoint(routePostProfilings, s.postProfilings))
+	mux.Handle("GET /v2alpha1/{job}/replicas", s.endpoint(routeListReplicas, noBody, s.listReplicas))
+	mux.Handle("POST /v2alpha1/{job}/replicas", s.endpoint(routeAddReplicas, MaxReplicasBody, s.addReplicas))
+	mux.Handle("DELETE /v2alpha1/{job}/replicas", s.endpoint(routeRemoveReplicas, MaxReplicasBody, s.removeReplicas))
+	mux.Handle("POST /v2alpha1/{job}/profilings", s.endpoint(routePostProfilings, MaxProfilingsBody, s.postProfilings))
 	// Patterns without a method catch the methods the ones above leave
 	// out, so that a wrong method gets the envelope too, not the mux's
 	// plain-text 405.
@@ -99,27 +115,30 @@ type answer struct {
 	data    any
 }
 
+// call is a request its endpoint has read: the job it is about, who sent
+// it, and its body, bounded.
+type call struct {
+	id     JobID
+	caller caller
+	body   io.Reader
+}
+
 // handler serves one route for the job the path names; a returned
 // *requestError is answered with its status, any other error with 500.
-type handler func(ctx context.Context, id JobID, r *http.Request) (answer, error)
+type handler func(ctx context.Context, c *call) (answer, error)
+
+// noBody is the body limit of a route that reads none.
+const noBody = -1
 
 // endpoint does what every route does: read the job_id, keep to the
-// namespaces served, bound the work, answer in the envelope, log and count.
-func (s *server) endpoint(route string, h handler) http.Handler {
+// namespaces served, know the caller, bound the body and the work, answer
+// in the envelope, log and count.
+func (s *server) endpoint(route string, bodyLimit int64, h handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		log := s.log.WithValues("route", route, "jobID", r.PathValue("job"))
-		id, err := ParseJobID(r.PathValue("job"))
-		var a answer
-		switch {
-		case err != nil:
-			err = fail(http.StatusBadRequest, "%v", err)
-		case !s.serves(id.Namespace):
-			err = fail(http.StatusNotFound, "job %s: namespace %s is not served here", id.job(), id.Namespace)
-		default:
-			ctx, cancel := context.WithTimeout(logr.NewContext(r.Context(), log), s.timeout)
-			a, err = h(ctx, id, r)
-			cancel()
-		}
+		log := s.log.WithValues("route", route, "jobID", r.PathValue("job"), "remote", r.RemoteAddr)
+		ctx, cancel := context.WithTimeout(logr.NewContext(r.Context(), log), RequestTimeout)
+		defer cancel()
+		a, err := s.serve(ctx, w, r, bodyLimit, h)
 		if err == nil {
 			s.metrics.answered(route, http.StatusOK)
 			respond(w, http.StatusOK, a.message, a.data)
@@ -135,8 +154,31 @@ func (s *server) endpoint(route string, h handler) http.Handler {
 			log.V(1).Info("request refused", "status", refused.status, "reason", refused.message)
 		}
 		s.metrics.answered(route, refused.status)
-		respond(w, refused.status, refused.message, nil)
+		refuse(w, refused)
 	})
+}
+
+// serve reads what every route needs and hands the request to h.
+func (s *server) serve(ctx context.Context, w http.ResponseWriter, r *http.Request, bodyLimit int64, h handler) (answer, error) {
+	id, err := ParseJobID(r.PathValue("job"))
+	if err != nil {
+		return answer{}, fail(http.StatusBadRequest, "%v", err)
+	}
+	if !s.serves(id.Namespace) {
+		return answer{}, fail(http.StatusNotFound, "job %s: namespace %s is not served here", id.job(), id.Namespace)
+	}
+	who, err := s.authenticate(ctx, r, id)
+	if err != nil {
+		return answer{}, err
+	}
+	c := &call{id: id, caller: who, body: http.NoBody}
+	if bodyLimit != noBody {
+		if r.ContentLength > bodyLimit {
+			return answer{}, fail(http.StatusRequestEntityTooLarge, "body: larger than %d bytes", bodyLimit)
+		}
+		c.body = http.MaxBytesReader(w, r.Body, bodyLimit)
+	}
+	return h(logr.NewContext(ctx, logr.FromContextOrDiscard(ctx).WithValues("caller", who.String())), c)
 }
 
 func (s *server) serves(namespace string) bool {

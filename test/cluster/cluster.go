@@ -52,6 +52,13 @@ type Options struct {
 	// NoFakeNodes leaves kwok out: the nodes are real kubelets, which the
 	// node package starts.
 	NoFakeNodes bool
+	// PodCIDR is where kwok takes the fake pods' IPs from; PodCIDR when
+	// empty. A range of 127.0.0.0/8 gives every pod an address this
+	// machine can send from (net.Dialer's LocalAddr) as the pod would, so
+	// that a server on loopback sees a request come from the pod's own
+	// address: the API server takes such pod IPs, though a Service's
+	// endpoints cannot hold them.
+	PodCIDR string
 	// Users are more identities the API server knows, by name, with their
 	// groups; KubeconfigOf(name) is the path of each one's kubeconfig.
 	Users map[string][]string
@@ -308,6 +315,10 @@ func (c *Cluster) startControllers(opts Options) error {
 	if err != nil || opts.NoFakeNodes {
 		return err
 	}
+	podCIDR := opts.PodCIDR
+	if podCIDR == "" {
+		podCIDR = PodCIDR
+	}
 	config = filepath.Join(c.Dir, "kwok.yaml")
 	if err = os.WriteFile(config, []byte(kwokStages()), 0o644); err != nil {
 		return err
@@ -316,7 +327,7 @@ func (c *Cluster) startControllers(opts Options) error {
 		"--config", config,
 		"--kubeconfig", c.kubeconfigs[kwokUser],
 		"--manage-nodes-with-annotation-selector", fakeNodeAnnotation+"=fake",
-		"--cidr", PodCIDR,
+		"--cidr", podCIDR,
 		"--node-ip", "10.243.0.1",
 		// Without a configuration file of its own, kwok renews no node
 		// leases unless given their duration; the node lifecycle

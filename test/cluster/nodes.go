@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// PodCIDR is where kwok takes pod IPs from.
+// PodCIDR is where kwok takes pod IPs from, unless Options.PodCIDR says.
 const PodCIDR = "10.244.0.0/16"
 
 // fakeNodeAnnotation marks the nodes kwok plays the kubelet of.

@@ -21,6 +21,10 @@ import (
 	"github.com/trainfn/trainfn/test/testtool"
 )
 
+// podCIDR is where the fake pods' addresses are: addresses of this
+// machine, which the test sends requests from as the pods that hold them.
+const podCIDR = "127.42.0.0/16"
+
 var (
 	// kube is the control plane every test shares, each in namespaces of
 	// its own.
@@ -46,7 +50,9 @@ func run(m *testing.M) int {
 	startCtx, started := context.WithTimeout(ctx, 5*time.Minute)
 	defer started()
 	var err error
-	if kube, err = cluster.Start(startCtx, cluster.Options{Nodes: 2}); err != nil {
+	// Pods take loopback addresses, so that a request can come from a
+	// pod's address as it does in a cluster.
+	if kube, err = cluster.Start(startCtx, cluster.Options{Nodes: 2, PodCIDR: podCIDR}); err != nil {
 		fmt.Fprintln(os.Stderr, "diserver: starting the control plane:", err)
 		return 1
 	}

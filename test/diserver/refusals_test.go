@@ -19,7 +19,7 @@ import (
 func TestRefusalsChangeNothing(t *testing.T) {
 	t.Parallel()
 	ns, elsewhere := kube.Namespace(t), kube.Namespace(t)
-	s := serveAPI(t, ns, ns)
+	s := serveAPI(t, ns, serving{served: []string{ns}})
 	elastic := preemptible{name: "elastic", generation: 3, bounds: "1:3", replicas: 2}.create(t, ns)
 	starting := preemptible{name: "starting", generation: 1, bounds: "1:3", replicas: 1, starting: true}.create(t, ns)
 	fixed := task{job: "fixed", name: "worker", generation: 1, firstRank: 0, parallelism: 2}.create(t, ns)
@@ -30,42 +30,49 @@ func TestRefusalsChangeNothing(t *testing.T) {
 	waitPods(t, unserved, 1)
 	objs := []client.Object{elastic, starting, fixed, unserved}
 	before := settled(t, objs...)
+	fromElastic, fromStarting, fromFixed := s.fromPodOf(t, elastic), s.fromPodOf(t, starting), s.fromPodOf(t, fixed)
+	fromNoPod := s.from("127.0.0.1")
 
 	big := `{"data": {"blob": "` + strings.Repeat("x", 64<<10) + `"}}`
 	for _, tc := range []struct {
+		from               *caller
 		method, path, body string
 		status             int
 		mentions           string
 	}{
-		{"POST", replicasPath(ns, "elastic", 3), `{"replicas": 2}`, http.StatusUnprocessableEntity, "cannot add 2 workers: the job has 2 and must keep between 1 and 3"},
-		{"DELETE", replicasPath(ns, "elastic", 3), `{"replicas": 2}`, http.StatusUnprocessableEntity, "cannot remove 2 workers: the job has 2 and must keep between 1 and 3"},
-		{"POST", replicasPath(ns, "elastic", 3), ``, http.StatusBadRequest, "body: missing"},
-		{"POST", replicasPath(ns, "elastic", 3), `{"replicas": 0}`, http.StatusBadRequest, "replicas: must be at least 1"},
-		{"DELETE", replicasPath(ns, "elastic", 3), `{"replicas": -1}`, http.StatusBadRequest, "replicas: must be at least 1"},
-		{"POST", replicasPath(ns, "elastic", 3), `{"replicas": "1"}`, http.StatusBadRequest, "replicas: want an integer"},
-		{"POST", replicasPath(ns, "elastic", 3), `{"replicas": 1.5}`, http.StatusBadRequest, "replicas: want an integer"},
-		{"POST", replicasPath(ns, "elastic", 3), `{"replicas": 1, "force": true}`, http.StatusBadRequest, `unknown field "force"`},
-		{"POST", replicasPath(ns, "elastic", 3), `replicas=1`, http.StatusBadRequest, "not JSON"},
-		{"PUT", replicasPath(ns, "elastic", 3), `{"replicas": 1}`, http.StatusMethodNotAllowed, "method not allowed"},
-		{"POST", "/v2alpha1/" + ns + ".elastic/replicas", `{"replicas": 1}`, http.StatusBadRequest, "job_id"},
-		{"POST", replicasPath(ns, "nonesuch", 1), `{"replicas": 1}`, http.StatusNotFound, "no DIJob of that name"},
-		{"GET", replicasPath(ns, "nonesuch", 1), ``, http.StatusNotFound, "no DIJob of that name"},
-		{"POST", replicasPath(ns, "elastic", 2), `{"replicas": 1}`, http.StatusNotFound, "at generation 3, not 2"},
-		{"DELETE", replicasPath(ns, "elastic", 4), `{"replicas": 1}`, http.StatusNotFound, "at generation 3, not 4"},
-		{"GET", replicasPath(ns, "elastic", 2), ``, http.StatusNotFound, "at generation 3, not 2"},
-		{"POST", replicasPath(ns, "fixed", 1), `{"replicas": 1}`, http.StatusConflict, "is not preemptible"},
-		{"DELETE", replicasPath(ns, "fixed", 1), `{"replicas": 1}`, http.StatusConflict, "is not preemptible"},
-		{"POST", replicasPath(ns, "starting", 1), `{"replicas": 1}`, http.StatusConflict, "has not set its first worker count yet"},
-		{"POST", replicasPath(elsewhere, "elastic", 3), `{"replicas": 1}`, http.StatusNotFound, "is not served here"},
-		{"POST", profilingsPath(elsewhere, "elastic", 3), `{"data": {"throughput": 1}}`, http.StatusNotFound, "is not served here"},
-		{"POST", profilingsPath(ns, "elastic", 3), `{"data": [1, 2]}`, http.StatusBadRequest, "data: must be a JSON object"},
-		{"POST", profilingsPath(ns, "elastic", 3), `{"throughput": 1}`, http.StatusBadRequest, `unknown field "throughput"`},
-		{"POST", profilingsPath(ns, "elastic", 3), big, http.StatusRequestEntityTooLarge, "larger than 65536 bytes"},
-		{"POST", profilingsPath(ns, "elastic", 1), `{"data": {"throughput": 1}}`, http.StatusNotFound, "at generation 3, not 1"},
-		{"POST", profilingsPath(ns, "nonesuch", 3), `{"data": {"throughput": 1}}`, http.StatusNotFound, "no DIJob of that name"},
+		{fromElastic, "POST", replicasPath(ns, "elastic", 3), `{"replicas": 2}`, http.StatusUnprocessableEntity, "cannot add 2 workers: the job has 2 and must keep between 1 and 3"},
+		{fromElastic, "DELETE", replicasPath(ns, "elastic", 3), `{"replicas": 2}`, http.StatusUnprocessableEntity, "cannot remove 2 workers: the job has 2 and must keep between 1 and 3"},
+		{fromElastic, "POST", replicasPath(ns, "elastic", 3), ``, http.StatusBadRequest, "body: missing"},
+		{fromElastic, "POST", replicasPath(ns, "elastic", 3), `{"replicas": 0}`, http.StatusBadRequest, "replicas: must be at least 1"},
+		{fromElastic, "DELETE", replicasPath(ns, "elastic", 3), `{"replicas": -1}`, http.StatusBadRequest, "replicas: must be at least 1"},
+		{fromElastic, "POST", replicasPath(ns, "elastic", 3), `{"replicas": "1"}`, http.StatusBadRequest, "replicas: want an integer"},
+		{fromElastic, "POST", replicasPath(ns, "elastic", 3), `{"replicas": 1.5}`, http.StatusBadRequest, "replicas: want an integer"},
+		{fromElastic, "POST", replicasPath(ns, "elastic", 3), `{"replicas": 1, "force": true}`, http.StatusBadRequest, `unknown field "force"`},
+		{fromElastic, "POST", replicasPath(ns, "elastic", 3), `replicas=1`, http.StatusBadRequest, "not JSON"},
+		{fromElastic, "PUT", replicasPath(ns, "elastic", 3), `{"replicas": 1}`, http.StatusMethodNotAllowed, "method not allowed"},
+		{fromElastic, "POST", "/v2alpha1/" + ns + ".elastic/replicas", `{"replicas": 1}`, http.StatusBadRequest, "job_id"},
+		{fromElastic, "POST", replicasPath(ns, "elastic", 2), `{"replicas": 1}`, http.StatusNotFound, "at generation 3, not 2"},
+		{fromElastic, "DELETE", replicasPath(ns, "elastic", 4), `{"replicas": 1}`, http.StatusNotFound, "at generation 3, not 4"},
+		{fromElastic, "GET", replicasPath(ns, "elastic", 2), ``, http.StatusNotFound, "at generation 3, not 2"},
+		{fromFixed, "POST", replicasPath(ns, "fixed", 1), `{"replicas": 1}`, http.StatusConflict, "is not preemptible"},
+		{fromFixed, "DELETE", replicasPath(ns, "fixed", 1), `{"replicas": 1}`, http.StatusConflict, "is not preemptible"},
+		{fromStarting, "POST", replicasPath(ns, "starting", 1), `{"replicas": 1}`, http.StatusConflict, "has not set its first worker count yet"},
+		{fromElastic, "POST", replicasPath(elsewhere, "elastic", 3), `{"replicas": 1}`, http.StatusNotFound, "is not served here"},
+		{fromElastic, "POST", profilingsPath(elsewhere, "elastic", 3), `{"data": {"throughput": 1}}`, http.StatusNotFound, "is not served here"},
+		{fromElastic, "POST", profilingsPath(ns, "elastic", 3), `{"data": [1, 2]}`, http.StatusBadRequest, "data: must be a JSON object"},
+		{fromElastic, "POST", profilingsPath(ns, "elastic", 3), `{"throughput": 1}`, http.StatusBadRequest, `unknown field "throughput"`},
+		{fromElastic, "POST", profilingsPath(ns, "elastic", 3), big, http.StatusRequestEntityTooLarge, "larger than 65536 bytes"},
+		{fromElastic, "POST", profilingsPath(ns, "elastic", 1), `{"data": {"throughput": 1}}`, http.StatusNotFound, "at generation 3, not 1"},
+		// Only a job's own pods may call about it: a job that does not
+		// exist has none.
+		{fromElastic, "POST", profilingsPath(ns, "nonesuch", 3), `{"data": {"throughput": 1}}`, http.StatusForbidden, "from none of the job's pods"},
+		{fromElastic, "GET", replicasPath(ns, "nonesuch", 1), ``, http.StatusForbidden, "from none of the job's pods"},
+		{fromFixed, "POST", replicasPath(ns, "elastic", 3), `{"replicas": 1}`, http.StatusForbidden, "from none of the job's pods"},
+		{fromNoPod, "DELETE", replicasPath(ns, "elastic", 3), `{"replicas": 1}`, http.StatusForbidden, "from none of the job's pods"},
+		{fromNoPod, "POST", profilingsPath(ns, "elastic", 3), `{"data": {"throughput": 1}}`, http.StatusForbidden, "from none of the job's pods"},
 	} {
-		t.Run(fmt.Sprintf("%s %s %.20s", tc.method, tc.path, tc.body), func(t *testing.T) {
-			a := s.call(t, tc.method, tc.path, tc.body)
+		t.Run(fmt.Sprintf("%s %s %.20s from %s", tc.method, tc.path, tc.body, tc.from.from), func(t *testing.T) {
+			a := tc.from.call(t, tc.method, tc.path, tc.body)
 			if a.status != tc.status || !strings.Contains(a.Message, tc.mentions) {
 				t.Errorf("answered %v; want %d, saying %q", a, tc.status, tc.mentions)
 			}
@@ -76,6 +83,11 @@ func TestRefusalsChangeNothing(t *testing.T) {
 				t.Errorf("the objects changed: resourceVersions %v, then %v", before, after)
 			}
 		})
+	}
+	// A refusal for the job's bounds is read from the cache, then once
+	// live; nothing is written.
+	if got := s.requests.String(); strings.Contains(got, "PATCH") {
+		t.Errorf("a refused request wrote:\n%s", got)
 	}
 }
 

@@ -15,10 +15,10 @@ import (
 )
 
 // listedAddresses waits until GET .../replicas lists want.
-func listedAddresses(t *testing.T, s *api, path string, want []string) {
+func listedAddresses(t *testing.T, c *caller, path string, want []string) {
 	t.Helper()
 	eventually(t, "GET "+path+" lists "+fmt.Sprint(want), func(context.Context) error {
-		a := s.call(t, "GET", path, "")
+		a := c.call(t, "GET", path, "")
 		if a.status != http.StatusOK {
 			return fmt.Errorf("%v", a)
 		}
@@ -32,9 +32,9 @@ func listedAddresses(t *testing.T, s *api, path string, want []string) {
 func TestListReplicasOfAPreemptibleJob(t *testing.T) {
 	t.Parallel()
 	ns := kube.Namespace(t)
-	s := serveAPI(t, ns)
+	s := serveAPI(t, ns, serving{})
 	set := preemptible{name: "cartpole", generation: 1, bounds: "1:4", replicas: 3}.create(t, ns)
-	listedAddresses(t, s, replicasPath(ns, "cartpole", 1), waitPods(t, set, 3))
+	listedAddresses(t, s.fromPodOf(t, set), replicasPath(ns, "cartpole", 1), waitPods(t, set, 3))
 }
 
 // A task-shaped job's ranks run on across its Jobs, in the order of their
@@ -42,22 +42,24 @@ func TestListReplicasOfAPreemptibleJob(t *testing.T) {
 func TestListReplicasAcrossTasks(t *testing.T) {
 	t.Parallel()
 	ns := kube.Namespace(t)
-	s := serveAPI(t, ns)
+	s := serveAPI(t, ns, serving{})
 	learner := task{job: "league", name: "a-learner", generation: 4, firstRank: 2, parallelism: 1}.create(t, ns)
 	collector := task{job: "league", name: "b-collector", generation: 4, firstRank: 0, parallelism: 2}.create(t, ns)
 	want := append(waitPods(t, collector, 2), waitPods(t, learner, 1)...)
-	listedAddresses(t, s, replicasPath(ns, "league", 4), want)
+	// Any task's pod may call.
+	listedAddresses(t, s.fromPodOf(t, learner), replicasPath(ns, "league", 4), want)
 }
 
 func TestAddAndRemoveWorkers(t *testing.T) {
 	t.Parallel()
 	ns := kube.Namespace(t)
-	s := serveAPI(t, ns)
+	s := serveAPI(t, ns, serving{})
 	set := preemptible{name: "pong", generation: 2, bounds: "1:4", replicas: 2}.create(t, ns)
 	path := replicasPath(ns, "pong", 2)
 	waitPods(t, set, 2)
+	c := s.fromPodOf(t, set)
 
-	a := s.call(t, "POST", path, `{"replicas": 2}`)
+	a := c.call(t, "POST", path, `{"replicas": 2}`)
 	if a.status != http.StatusOK {
 		t.Fatalf("adding 2 workers: %v", a)
 	}
@@ -65,9 +67,9 @@ func TestAddAndRemoveWorkers(t *testing.T) {
 		t.Errorf("added %q, want %q", a.hosts(t), want)
 	}
 	requireReplicas(t, set, 4)
-	listedAddresses(t, s, path, waitPods(t, set, 4))
+	listedAddresses(t, c, path, waitPods(t, set, 4))
 
-	a = s.call(t, "DELETE", path, `{"replicas": 3}`)
+	a = c.call(t, "DELETE", path, `{"replicas": 3}`)
 	if a.status != http.StatusOK {
 		t.Fatalf("removing 3 workers: %v", a)
 	}
@@ -75,7 +77,27 @@ func TestAddAndRemoveWorkers(t *testing.T) {
 		t.Errorf("removed %q, want %q", a.hosts(t), want)
 	}
 	requireReplicas(t, set, 1)
-	listedAddresses(t, s, path, waitPods(t, set, 1))
+	listedAddresses(t, c, path, waitPods(t, set, 1))
+}
+
+// A caller's change is the count its next request starts from, though the
+// cache may not have it yet: at its bound, a job is shrunk and grown back
+// in turn, each request at once after the last, and none is refused.
+func TestEachChangeStartsFromTheLast(t *testing.T) {
+	t.Parallel()
+	ns := kube.Namespace(t)
+	s := serveAPI(t, ns, serving{})
+	set := preemptible{name: "seaquest", generation: 1, bounds: "1:2", replicas: 2}.create(t, ns)
+	path := replicasPath(ns, "seaquest", 1)
+	c := s.fromPodOf(t, set)
+	for i := range 10 {
+		for _, method := range []string{"DELETE", "POST"} {
+			if a := c.call(t, method, path, `{"replicas": 1}`); a.status != http.StatusOK {
+				t.Fatalf("round %d: %s: %v", i, method, a)
+			}
+		}
+	}
+	requireReplicas(t, set, 2)
 }
 
 // Concurrent requests each move the count from where the last one left
@@ -83,11 +105,12 @@ func TestAddAndRemoveWorkers(t *testing.T) {
 func TestConcurrentAddsAllLand(t *testing.T) {
 	t.Parallel()
 	ns := kube.Namespace(t)
-	s := serveAPI(t, ns)
+	s := serveAPI(t, ns, serving{})
 	const concurrent = 4
 	set := preemptible{name: "breakout", generation: 1, bounds: "1:8", replicas: 2}.create(t, ns)
 	path := replicasPath(ns, "breakout", 1)
 	waitPods(t, set, 2)
+	c := s.fromPodOf(t, set)
 
 	answers := make([]answer, concurrent)
 	var start, done sync.WaitGroup
@@ -95,7 +118,7 @@ func TestConcurrentAddsAllLand(t *testing.T) {
 	for i := range concurrent {
 		done.Go(func() {
 			start.Wait()
-			answers[i] = s.call(t, "POST", path, `{"replicas": 1}`)
+			answers[i] = c.call(t, "POST", path, `{"replicas": 1}`)
 		})
 	}
 	start.Done()

@@ -127,11 +127,15 @@ func unescapeMount(s string) string {
 }
 
 // proxyConfig is kube-proxy's configuration: iptables, as most clusters
-// run it. Every connection to a Service is masqueraded, so that a pod
-// reaching a Service whose endpoint is a pod on the same bridge gets its
-// answer back through the node, where the translation is undone.
-// conntrack's table is left as the machine sizes it: the sandbox may not
-// change it.
+// run it. A pod's connection to a Service keeps the pod's address as its
+// source, as in clusters that follow Kubernetes' network prerequisites:
+// the DI server knows a DIJob's pods by it. That needs the bridge to pass
+// its traffic through iptables (bridge-nf-call-iptables), so that the
+// answer of a pod on the same bridge is translated back; on a machine
+// whose bridge does not, every connection to a Service is masqueraded
+// instead (masqueradeAll), so that the answer comes back through the node,
+// and the DI server refuses the DIJob's calls. conntrack's table is left
+// as the machine sizes it: the sandbox may not change it.
 const proxyConfig = `apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 clientConnection:
@@ -143,15 +147,23 @@ bindAddress: %q
 healthzBindAddress: ""
 metricsBindAddress: 127.0.0.1:10249
 iptables:
-  masqueradeAll: true
+  masqueradeAll: %t
 conntrack:
   maxPerCore: 0
   tcpEstablishedTimeout: 0s
   tcpCloseWaitTimeout: 0s
 `
 
+// bridgedThroughIptables tells whether this network namespace passes
+// bridged IPv4 traffic through iptables (br_netfilter), as Kubernetes asks
+// of a node's network.
+func bridgedThroughIptables() bool {
+	value, err := os.ReadFile("/proc/sys/net/bridge/bridge-nf-call-iptables")
+	return err == nil && strings.TrimSpace(string(value)) == "1"
+}
+
 func (n *Node) startProxy(b bins) error {
-	config, err := file(n.Dir, "kube-proxy.yaml", fmt.Sprintf(proxyConfig, n.KubeconfigOf(proxyUser), Name, Subnet, IP))
+	config, err := file(n.Dir, "kube-proxy.yaml", fmt.Sprintf(proxyConfig, n.KubeconfigOf(proxyUser), Name, Subnet, IP, !bridgedThroughIptables()))
 	if err != nil {
 		return err
 	}

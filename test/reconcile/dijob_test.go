@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -69,14 +70,17 @@ func (j diJob) String() string {
 }
 
 // diServer is the DI server API of one reconciler, as a DI-engine worker
-// calls it.
+// calls it: from the address of one of its job's pods, which the server
+// requires (the cluster's pods take loopback addresses, see TestMain).
 type diServer struct {
 	base  string
 	jobID string
+	// from is the job whose pod the requests come from.
+	from *job
 }
 
 func (j *job) diServer(r *replica) diServer {
-	return diServer{base: "http://" + r.diServer, jobID: j.ns + "." + j.name + ".1"}
+	return diServer{base: "http://" + r.diServer, jobID: j.ns + "." + j.name + ".1", from: j}
 }
 
 // envelope is the DI server's answer.
@@ -85,6 +89,30 @@ type envelope struct {
 	Code    int             `json:"code"`
 	Message string          `json:"message"`
 	Data    json.RawMessage `json:"data"`
+}
+
+// caller is the address of the caller's running pod of the lowest index,
+// which a scale-down keeps, once it has one.
+func (d diServer) caller(t *testing.T) string {
+	t.Helper()
+	var ip string
+	eventually(t, d.from.name+" has a running pod with an address", func(ctx context.Context) error {
+		pods, err := d.from.pods(ctx, handoff.RoleWorker)
+		if err != nil {
+			return err
+		}
+		lowest := -1
+		for _, p := range pods {
+			if running(&p) && p.Status.PodIP != "" && (lowest < 0 || podIndex(p) < lowest) {
+				ip, lowest = p.Status.PodIP, podIndex(p)
+			}
+		}
+		if lowest < 0 {
+			return fmt.Errorf("none: %s", describe(pods))
+		}
+		return nil
+	})
+	return ip
 }
 
 // call sends a request to the DI server and returns the HTTP status and
@@ -98,7 +126,9 @@ func (d diServer) call(t *testing.T, method, path, body string) (int, envelope) 
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(d.caller(t))}}
+	c := &http.Client{Transport: &http.Transport{DialContext: dialer.DialContext, DisableKeepAlives: true}}
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -279,7 +309,7 @@ spec:
         command: [ditask]
 `))
 	r := startReconciler(t, ns, "--scheduling-period=0")
-	d := j.diServer(r)
+	d, fromFixed := j.diServer(r), fixed.diServer(r)
 	j.waitReplicas(t, 2)
 	j.waitAddresses(t, d, 2)
 	// The StatefulSet's status and phase change as its pods do; its spec
@@ -287,24 +317,29 @@ spec:
 	before := j.liveStatefulSet(t)
 
 	for _, c := range []struct {
-		name, method, path, body string
-		status                   int
+		name               string
+		d                  diServer
+		method, path, body string
+		status             int
 	}{
-		{"above the maximum", http.MethodPost, d.replicas(), `{"replicas": 2}`, http.StatusUnprocessableEntity},
-		{"below the minimum", http.MethodDelete, d.replicas(), `{"replicas": 1}`, http.StatusUnprocessableEntity},
-		{"malformed body", http.MethodPost, d.replicas(), `{"replicas": "two"}`, http.StatusBadRequest},
-		{"no body", http.MethodPost, d.replicas(), ``, http.StatusBadRequest},
-		{"unknown field", http.MethodPost, d.replicas(), `{"replica": 1}`, http.StatusBadRequest},
-		{"zero", http.MethodPost, d.replicas(), `{"replicas": 0}`, http.StatusBadRequest},
-		{"unknown job", http.MethodGet, "/v2alpha1/" + ns + ".nosuch.1/replicas", ``, http.StatusNotFound},
-		{"other generation", http.MethodGet, "/v2alpha1/" + ns + ".refused.2/replicas", ``, http.StatusNotFound},
-		{"malformed job id", http.MethodGet, "/v2alpha1/refused/replicas", ``, http.StatusBadRequest},
-		{"not preemptible", http.MethodPost, "/v2alpha1/" + ns + ".fixed.1/replicas", `{"replicas": 1}`, http.StatusConflict},
-		{"profilings not an object", http.MethodPost, d.profilings(), `{"data": [1, 2]}`, http.StatusBadRequest},
-		{"method", http.MethodPut, d.replicas(), `{"replicas": 1}`, http.StatusMethodNotAllowed},
+		{"above the maximum", d, http.MethodPost, d.replicas(), `{"replicas": 2}`, http.StatusUnprocessableEntity},
+		{"below the minimum", d, http.MethodDelete, d.replicas(), `{"replicas": 1}`, http.StatusUnprocessableEntity},
+		{"malformed body", d, http.MethodPost, d.replicas(), `{"replicas": "two"}`, http.StatusBadRequest},
+		{"no body", d, http.MethodPost, d.replicas(), ``, http.StatusBadRequest},
+		{"unknown field", d, http.MethodPost, d.replicas(), `{"replica": 1}`, http.StatusBadRequest},
+		{"zero", d, http.MethodPost, d.replicas(), `{"replicas": 0}`, http.StatusBadRequest},
+		// Only a job's own pods may call about it: one that does not
+		// exist has none, and the fixed job's may not resize this one.
+		{"unknown job", d, http.MethodGet, "/v2alpha1/" + ns + ".nosuch.1/replicas", ``, http.StatusForbidden},
+		{"another job's pod", fromFixed, http.MethodPost, d.replicas(), `{"replicas": 1}`, http.StatusForbidden},
+		{"other generation", d, http.MethodGet, "/v2alpha1/" + ns + ".refused.2/replicas", ``, http.StatusNotFound},
+		{"malformed job id", d, http.MethodGet, "/v2alpha1/refused/replicas", ``, http.StatusBadRequest},
+		{"not preemptible", fromFixed, http.MethodPost, fromFixed.replicas(), `{"replicas": 1}`, http.StatusConflict},
+		{"profilings not an object", d, http.MethodPost, d.profilings(), `{"data": [1, 2]}`, http.StatusBadRequest},
+		{"method", d, http.MethodPut, d.replicas(), `{"replicas": 1}`, http.StatusMethodNotAllowed},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			status, e := d.call(t, c.method, c.path, c.body)
+			status, e := c.d.call(t, c.method, c.path, c.body)
 			if status != c.status || e.Success || e.Message == "" {
 				t.Errorf("%d %+v, want %d with a message", status, e, c.status)
 			}

@@ -38,7 +38,9 @@ func run(m *testing.M) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var err error
-	if kube, err = cluster.Start(ctx, cluster.Options{Nodes: fakeNodes}); err != nil {
+	// Pods take loopback addresses, so that a test can call the DI server
+	// from a DIJob pod's own address, which the server requires.
+	if kube, err = cluster.Start(ctx, cluster.Options{Nodes: fakeNodes, PodCIDR: "127.43.0.0/16"}); err != nil {
 		fmt.Fprintln(os.Stderr, "reconcile: starting the control plane:", err)
 		return 1
 	}
