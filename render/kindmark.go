@@ -10,18 +10,25 @@ import (
 )
 
 // markKind labels every workload among a job's objects (its Jobs and
-// StatefulSets) with the kind of the job's spec, which the reconciler and
-// trainfn status read (handoff.KindLabel). A pass, not a kind's own step,
-// so that the kind's name comes from the table of kinds alone.
+// StatefulSets), and their pods, with the kind of the job's spec, which
+// the reconciler and trainfn status read on the workloads, and a
+// NetworkPolicy on the pods (the reconciler's chart admits only a DIJob's
+// pods to its DI server) (handoff.KindLabel). A pass, not a kind's own
+// step, so that the kind's name comes from the table of kinds alone.
 func markKind(objects []*yaml.RNode, kind string) error {
 	for _, o := range objects {
 		switch o.GetApiVersion() + " " + o.GetKind() {
 		case "batch/v1 Job", "apps/v1 StatefulSet":
-			labels, err := o.Pipe(yaml.LookupCreate(yaml.MappingNode, yaml.MetadataField, yaml.LabelsField))
-			if err != nil {
-				return err
+			for _, path := range [][]string{
+				{yaml.MetadataField, yaml.LabelsField},
+				{"spec", "template", yaml.MetadataField, yaml.LabelsField},
+			} {
+				labels, err := o.Pipe(yaml.LookupCreate(yaml.MappingNode, path...))
+				if err != nil {
+					return err
+				}
+				setSorted(labels.YNode(), handoff.KindLabel, kind)
 			}
-			setSorted(labels.YNode(), handoff.KindLabel, kind)
 		}
 	}
 	return nil

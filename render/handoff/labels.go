@@ -27,10 +27,10 @@ const (
 	Operator = "trainfn"
 
 	// KindLabel, on every workload (Job or StatefulSet) a job renders
-	// into, is the kind of the job spec it was rendered from, as the spec's
-	// kind field names it (MPIJob, PyTorchJob, DIJob): no object in the
-	// cluster holds the spec, and the workloads' shapes do not tell the
-	// kinds apart.
+	// into and on its pods, is the kind of the job spec it was rendered
+	// from, as the spec's kind field names it (MPIJob, PyTorchJob, DIJob):
+	// no object in the cluster holds the spec, and the workloads' shapes do
+	// not tell the kinds apart.
 	KindLabel = "trainfn.dev/job-kind"
 	// DigestLabel, on every pod template and on the selectors of the job's
 	// Services, is the job's render digest: a digest of everything
