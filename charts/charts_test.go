@@ -70,6 +70,8 @@ func TestLintRefusesBadValues(t *testing.T) {
 		{"misspelt DI server key", []string{"--set", "diServer.prot=9000"}, "'prot' not allowed"},
 		{"DI server port out of range", []string{"--set", "diServer.port=70000"}, "/diServer/port"},
 		{"network policy not a boolean", []string{"--set-string", "diServer.networkPolicy=yes"}, "/diServer/networkPolicy"},
+		{"write rate of zero", []string{"--set", "diServer.writeRate=0"}, "/diServer/writeRate"},
+		{"write burst of zero", []string{"--set", "diServer.writeBurst=0"}, "/diServer/writeBurst"},
 		{"misspelt allocator key", []string{"--set", "allocator.period=1m"}, "'period' not allowed"},
 		{"scheduling period not a duration", []string{"--set", "allocator.schedulingPeriod=often"}, "/allocator/schedulingPeriod"},
 		{"scheduling period without a unit", []string{"--set-string", "allocator.schedulingPeriod=30"}, "/allocator/schedulingPeriod"},
@@ -191,6 +193,9 @@ func TestDeploymentValues(t *testing.T) {
 		"--metrics-bind-address=:9090",
 		"--health-probe-bind-address=:9091",
 		"--di-server-bind-address=:9092",
+		"--di-server-write-rate=10",
+		"--di-server-write-burst=50",
+		"--di-server-token-review=false",
 		"--coalesce=1s",
 		"--scheduling-period=1m30s",
 		"--log-level=debug",
@@ -277,21 +282,24 @@ func TestDIServerService(t *testing.T) {
 	}
 }
 
-// TestDIServerNetworkPolicy: asked for, a NetworkPolicy admits to the DI
-// server's port only the pods trainfn renders, from where the reconciler
-// watches, and leaves the other ports as open as without it.
+// TestDIServerNetworkPolicy: with the DI server, by default, a
+// NetworkPolicy admits to its port only DIJobs' pods, from where the
+// reconciler watches, and the peers the values add, and leaves the other
+// ports as open as without it.
 func TestDIServerNetworkPolicy(t *testing.T) {
-	assert.Empty(t, ofKind[networkingv1.NetworkPolicy](t, render(t), "NetworkPolicy"), "none unless asked for")
-	assert.Empty(t, ofKind[networkingv1.NetworkPolicy](t, render(t, "--set", "diServer.networkPolicy=true,diServer.enabled=false"), "NetworkPolicy"),
+	assert.Empty(t, ofKind[networkingv1.NetworkPolicy](t, render(t), "NetworkPolicy"), "none without DIJobs")
+	assert.Empty(t, ofKind[networkingv1.NetworkPolicy](t, render(t, "--set", "diJobs.enabled=true,diServer.enabled=false"), "NetworkPolicy"),
 		"none without the DI server")
+	assert.Empty(t, ofKind[networkingv1.NetworkPolicy](t, render(t, "--set", "diJobs.enabled=true,diServer.networkPolicy=false"), "NetworkPolicy"),
+		"none when turned off")
 
 	tcp := ptr.To(corev1.ProtocolTCP)
 	port := func(n int32) networkingv1.NetworkPolicyPort {
 		return networkingv1.NetworkPolicyPort{Protocol: tcp, Port: ptr.To(intstr.FromInt32(n))}
 	}
-	trainfnPods := &metav1.LabelSelector{MatchLabels: map[string]string{handoff.OperatorNameLabel: handoff.Operator}}
+	diJobPods := &metav1.LabelSelector{MatchLabels: map[string]string{handoff.KindLabel: handoff.DIJobKind}}
 
-	objs := render(t, "--set", "diServer.networkPolicy=true")
+	objs := render(t, dijobs...)
 	policies := ofKind[networkingv1.NetworkPolicy](t, objs, "NetworkPolicy")
 	require.Len(t, policies, 1)
 	policy := policies[0]
@@ -301,13 +309,14 @@ func TestDIServerNetworkPolicy(t *testing.T) {
 	assert.Equal(t, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}, policy.Spec.PolicyTypes, "it never limits what the reconciler reaches")
 	assert.Equal(t, []networkingv1.NetworkPolicyIngressRule{
 		{
-			From:  []networkingv1.NetworkPolicyPeer{{PodSelector: trainfnPods, NamespaceSelector: &metav1.LabelSelector{}}},
+			From:  []networkingv1.NetworkPolicyPeer{{PodSelector: diJobPods, NamespaceSelector: &metav1.LabelSelector{}}},
 			Ports: []networkingv1.NetworkPolicyPort{port(8082)},
 		},
 		{Ports: []networkingv1.NetworkPolicyPort{port(8080), port(8081)}},
 	}, policy.Spec.Ingress)
 
-	objs = render(t, "--set", "diServer.networkPolicy=true,watchNamespaces={a,b},metrics.enabled=false,diServer.port=9000")
+	objs = render(t, "--set", "diJobs.enabled=true,watchNamespaces={a,b},metrics.enabled=false,diServer.port=9000",
+		"--set-json", `diServer.networkPolicyFrom=[{"ipBlock":{"cidr":"10.0.0.0/8"}}]`)
 	policies = ofKind[networkingv1.NetworkPolicy](t, objs, "NetworkPolicy")
 	require.Len(t, policies, 1)
 	watched := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
@@ -315,14 +324,27 @@ func TestDIServerNetworkPolicy(t *testing.T) {
 	}}
 	assert.Equal(t, []networkingv1.NetworkPolicyIngressRule{
 		{
-			From:  []networkingv1.NetworkPolicyPeer{{PodSelector: trainfnPods, NamespaceSelector: watched}},
+			From: []networkingv1.NetworkPolicyPeer{
+				{PodSelector: diJobPods, NamespaceSelector: watched},
+				{IPBlock: &networkingv1.IPBlock{CIDR: "10.0.0.0/8"}},
+			},
 			Ports: []networkingv1.NetworkPolicyPort{port(9000)},
 		},
 		{Ports: []networkingv1.NetworkPolicyPort{port(8081)}},
-	}, policies[0].Spec.Ingress, "the watched namespaces' pods only: the API knows no other namespace's jobs")
+	}, policies[0].Spec.Ingress, "the watched namespaces' DIJob pods, and the peers added: the API knows no other namespace's jobs")
 }
 
-// TestAllocator: the allocator's period, or 0 when it is off.
+// TestDIServerFlags: the DI server's limits and token review follow the
+// values.
+func TestDIServerFlags(t *testing.T) {
+	args := reconcilerContainer(t, render(t, dijobs...)).Args
+	assert.Subset(t, args, []string{"--di-server-write-rate=10", "--di-server-write-burst=50", "--di-server-token-review=false"})
+	args = reconcilerContainer(t, render(t, "--set", "diJobs.enabled=true,diServer.writeBurst=5,diServer.tokenReview=true",
+		"--set-json", "diServer.writeRate=2.5")).Args
+	assert.Subset(t, args, []string{"--di-server-write-rate=2.5", "--di-server-write-burst=5", "--di-server-token-review=true"})
+	assert.Empty(t, withPrefix(reconcilerContainer(t, render(t)).Args, "--di-server-write"), "no DI server, no limits")
+}
+
 func TestAllocator(t *testing.T) {
 	assert.Contains(t, reconcilerContainer(t, render(t, dijobs...)).Args, "--scheduling-period=30s")
 	assert.Contains(t, reconcilerContainer(t, render(t, "--set", "diJobs.enabled=true,allocator.schedulingPeriod=2m")).Args, "--scheduling-period=2m")

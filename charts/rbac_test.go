@@ -69,6 +69,8 @@ func TestRBACIsWhatTheCodeNeeds(t *testing.T) {
 		{"defaults", nil, reconciler.Features{Lease: release}},
 		{"DIJobs", []string{"--set", "diJobs.enabled=true"},
 			reconciler.Features{DIServer: true, Allocator: true, Lease: release}},
+		{"DIJobs, tokens reviewed", []string{"--set", "diJobs.enabled=true,diServer.tokenReview=true"},
+			reconciler.Features{DIServer: true, TokenReview: true, Allocator: true, Lease: release}},
 		{"DIJobs without the allocator", []string{"--set", "diJobs.enabled=true,allocator.enabled=false"},
 			reconciler.Features{DIServer: true, Lease: release}},
 		{"DIJobs without the DI server", []string{"--set", "diJobs.enabled=true,diServer.enabled=false"},
@@ -114,6 +116,7 @@ func TestLeastPrivilege(t *testing.T) {
 		"namespace scope":         {"--set", "watchNamespaces={a,b}"},
 		"DIJobs":                  {"--set", "diJobs.enabled=true"},
 		"DIJobs, namespace scope": {"--set", "diJobs.enabled=true,watchNamespaces={a,b}"},
+		"tokens reviewed":         {"--set", "diJobs.enabled=true,diServer.tokenReview=true"},
 		"without leader election": {"--set", "leaderElection.enabled=false"},
 		"three replicas":          {"--set", "replicaCount=3"},
 	} {
@@ -152,8 +155,8 @@ func TestLeastPrivilege(t *testing.T) {
 }
 
 // TestRightsTable holds the table of rights in docs/reconciler.md to what
-// the chart grants with DIJobs on, the most it grants: every resource and
-// verb the table lists is granted, and nothing else.
+// the chart grants with DIJobs on and tokens reviewed, the most it grants:
+// every resource and verb the table lists is granted, and nothing else.
 func TestRightsTable(t *testing.T) {
 	documented := map[string]bool{}
 	for _, row := range docsTable(t, filepath.Join("..", "docs", "reconciler.md"), "| resource | verbs | code | why |") {
@@ -163,7 +166,7 @@ func TestRightsTable(t *testing.T) {
 		}
 	}
 	granted := map[string]bool{}
-	objs := render(t, "--set", "diJobs.enabled=true")
+	objs := render(t, "--set", "diJobs.enabled=true,diServer.tokenReview=true")
 	var rules []rbacv1.PolicyRule
 	for _, role := range ofKind[rbacv1.ClusterRole](t, objs, "ClusterRole") {
 		rules = append(rules, role.Rules...)

@@ -11,6 +11,7 @@ import (
 	"github.com/trainfn/trainfn/reconciler/cleanup"
 	"github.com/trainfn/trainfn/reconciler/diphase"
 	"github.com/trainfn/trainfn/reconciler/discovery"
+	"github.com/trainfn/trainfn/reconciler/diserver"
 	"github.com/trainfn/trainfn/reconciler/gates"
 	"github.com/trainfn/trainfn/reconciler/observed"
 	"github.com/trainfn/trainfn/reconciler/scaling"
@@ -20,8 +21,10 @@ import (
 // Features are the parts a deployment of the reconciler runs: what it is
 // granted follows from them.
 type Features struct {
-	DIServer  bool
-	Allocator bool
+	DIServer bool
+	// TokenReview: the DI server reviews bearer tokens.
+	TokenReview bool
+	Allocator   bool
 	// Lease is the leader election Lease's name; "" runs no election.
 	Lease string
 }
@@ -52,7 +55,10 @@ func GrantsOf(f Features) Grants {
 		gates.Rules, cleanup.Rules, diphase.Rules, eventRules)
 	var cluster, release []rbacv1.PolicyRule
 	if f.DIServer {
-		watched = append(watched, diServerRules...)
+		watched = append(watched, diserver.Rules...)
+		if f.TokenReview {
+			cluster = append(cluster, diserver.TokenReviewRules...)
+		}
 	}
 	if f.Allocator {
 		watched = append(watched, allocation.Rules...)
@@ -96,10 +102,4 @@ func Canonical(rules []rbacv1.PolicyRule) []rbacv1.PolicyRule {
 			cmp.Compare(strings.Join(a.ResourceNames, ","), strings.Join(b.ResourceNames, ",")))
 	})
 	return out
-}
-
-// diServerRules are the DI server's, as package diserver needs them.
-var diServerRules = []rbacv1.PolicyRule{
-	{APIGroups: []string{"apps"}, Resources: []string{"statefulsets"}, Verbs: []string{"get", "patch"}},
-	{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"patch"}},
 }

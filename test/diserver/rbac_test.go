@@ -19,26 +19,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	di "github.com/trainfn/trainfn/reconciler/diserver"
 )
 
-// diServerRules are the rights the DI server's requests to the API server
-// need, and all they get here: the tests fail if it needs one more. Its
-// reads are the reconciler's cache (list and watch of pods, Jobs and
-// StatefulSets, the reconciler's own rights); what it asks of the API
-// server is a write, and a live read by name of the one object a write
-// lost a race for.
-var diServerRules = []rbacv1.PolicyRule{
-	{APIGroups: []string{"apps"}, Resources: []string{"statefulsets"}, Verbs: []string{"get", "patch"}},
-	{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"get", "patch"}},
-}
-
-// diServerTokenReviewRules are the cluster-wide rights the DI server needs
-// besides, and only, when it reviews bearer tokens: those of Kubernetes'
-// system:auth-delegator ClusterRole.
-var diServerTokenReviewRules = []rbacv1.PolicyRule{
-	{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
-	{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
-}
+// The DI server holds here the rights its package declares it needs
+// (diserver.Rules, and with tokenReview diserver.TokenReviewRules) and
+// nothing else: the tests fail if it needs one more.
+var (
+	diServerRules            = di.Rules
+	diServerTokenReviewRules = di.TokenReviewRules
+)
 
 // asDIServer is a client signed in as a service account of ns that holds
 // diServerRules there and nothing else, and with tokenReview the

@@ -121,6 +121,10 @@ diJobs.enabled only, each unless turned off; "true" or "".
 {{- if and .Values.diJobs.enabled .Values.diServer.enabled }}true{{ end }}
 {{- end }}
 
+{{- define "trainfn-reconciler.tokenReviewOn" -}}
+{{- if and (eq (include "trainfn-reconciler.diServerOn" .) "true") .Values.diServer.tokenReview }}true{{ end }}
+{{- end }}
+
 {{- define "trainfn-reconciler.allocatorOn" -}}
 {{- if and .Values.diJobs.enabled .Values.allocator.enabled }}true{{ end }}
 {{- end }}
@@ -154,10 +158,11 @@ objects and the fields the reconciler owns, which RBAC cannot select.
   verbs: [get, list, watch, patch]
 # patch: suspend or resize the workers' Job at the end and mark it ended
 # (cleanup), an elastic Job's parallelism under Kueue (scaling), a DIJob's
-# phase (diphase) and profilings (the DI server).
+# phase (diphase) and profilings (the DI server); get: a Job read again
+# after the DI server's write of its profilings lost a race.
 - apiGroups: [batch]
   resources: [jobs]
-  verbs: [list, watch, patch]
+  verbs: [list, watch, patch{{ if eq (include "trainfn-reconciler.diServerOn" .) "true" }}, get{{ end }}]
 # <job>-ssh or <job>-mpi-ssh-auth, when the user supplied none
 # (sshsecret): create only, never read, list, update or delete.
 - apiGroups: [""]
@@ -190,6 +195,9 @@ defaults, says how it runs.
 - --health-probe-bind-address=:{{ int .Values.health.port }}
 {{- if eq (include "trainfn-reconciler.diServerOn" .) "true" }}
 - --di-server-bind-address=:{{ int .Values.diServer.port }}
+- --di-server-write-rate={{ .Values.diServer.writeRate }}
+- --di-server-write-burst={{ int .Values.diServer.writeBurst }}
+- --di-server-token-review={{ .Values.diServer.tokenReview }}
 {{- else }}
 - --di-server-bind-address=0
 {{- end }}
