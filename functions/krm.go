@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
-	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -150,9 +149,12 @@ func placeInJobFiles(objects []*yaml.RNode, origin map[*yaml.RNode]Document) err
 // listInput.problems): such a list is written back as it came, with the
 // results that say why.
 func RunFunction(rw *kio.ByteReadWriter) error {
-	data, err := io.ReadAll(rw.Reader)
+	data, refused, err := readLimited(stdinName, rw.Reader)
 	if err != nil {
 		return err
+	}
+	if refused != nil {
+		return Diagnostics{*refused}
 	}
 	in, err := readResourceList(data)
 	if err != nil {
