@@ -163,6 +163,8 @@ func hostileInputs() []hostileInput {
 			message: "spec.mpiReplicaSpecs.Worker.template.spec.containers[0].env: the MPIJob takes more than 1572864 bytes as JSON"},
 		{name: "2^63 workers", stream: strings.Replace(hostileJob, "replicas: 2", "replicas: 9223372036854775808", 1),
 			message: "spec.mpiReplicaSpecs.Worker.replicas: Invalid value: 9223372036854775808: must fit in a 32-bit integer"},
+		{name: "a job named in base64", stream: strings.Replace(hostileJob, "name: pi\n", "name: !!binary cGk=\n", 1),
+			message: `MPIJob cGk=: metadata.name: the YAML tag !!binary makes the value base64: kubectl and the API server read "pi"`},
 		{name: "a name with a right-to-left override", stream: strings.Replace(hostileJob, "name: pi\n", "name: \"pi\\u202egnp\"\n", 1),
 			message: `MPIJob "pi\u202egnp": metadata.name: Invalid value: "pi\u202egnp"`},
 	}
