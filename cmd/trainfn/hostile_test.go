@@ -24,6 +24,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/test/jobstream"
@@ -418,4 +419,46 @@ func (e *endless) Read(p []byte) (int, error) {
 		e.at = (e.at + 1) % len(e.text)
 	}
 	return len(p), nil
+}
+
+// TestHostileResourceListOfManyJobs renders a thousand jobs (an MPIJob, a
+// PyTorchJob and a DIJob in turn) with render and as the items of a
+// ResourceList: the two give the same objects, and the function's peak
+// memory is no more than render's. The peaks are compared as a ratio, in
+// one run: each moves by about a tenth from run to run with when the
+// collector runs, which the bound allows; the copies it guards against
+// (kyaml's writer copied every item, then encoded the list as one
+// document, whose events yaml.v3 keeps to its end) doubled the function's.
+func TestHostileResourceListOfManyJobs(t *testing.T) {
+	stream := string(jobstream.Mixed(1000))
+	render, renderOut := runBinary(t, "", "render", writeFile(t, "jobs.yaml", stream))
+	require.Equal(t, 0, render.code, render.stderr)
+	krm, krmOut := runBinary(t, writeFile(t, "rl.yaml", wrapped(strings.Split(stream, "---\n")...)))
+	require.Equal(t, 0, krm.code, krm.stderr)
+
+	objects := func(path string) []string {
+		f, err := os.Open(path)
+		require.NoError(t, err)
+		defer f.Close()
+		nodes, err := (&kio.ByteReader{Reader: f, OmitReaderAnnotations: true}).Read()
+		require.NoError(t, err)
+		texts := make([]string, len(nodes))
+		for i, n := range nodes {
+			texts[i] = n.MustString()
+		}
+		return texts
+	}
+	rendered, answered := objects(renderOut), objects(krmOut)
+	require.Greater(t, len(rendered), 3*1000, "every job renders three objects or more")
+	require.Len(t, answered, len(rendered), "the function gives the objects render gives")
+	for i := range rendered {
+		require.Equal(t, rendered[i], answered[i], "object %d", i)
+	}
+
+	if render.peakRSS == 0 {
+		t.Skip("this platform does not report a process's peak memory")
+	}
+	t.Logf("peak RSS for 1000 jobs: %d MB with render, %d MB as a ResourceList (%.2f times)",
+		render.peakRSS>>20, krm.peakRSS>>20, float64(krm.peakRSS)/float64(render.peakRSS))
+	assert.LessOrEqual(t, float64(krm.peakRSS), 1.25*float64(render.peakRSS))
 }
