@@ -132,6 +132,7 @@ func TestHostileFilesThatAreNotRegular(t *testing.T) {
 	require.NoError(t, os.Symlink("pipe.yaml", filepath.Join(dir, "to-pipe.yaml")))
 	require.NoError(t, os.Symlink("../out-pipe", filepath.Join(dir, "to-out-pipe.yaml")))
 	require.NoError(t, os.Symlink("nowhere.yaml", filepath.Join(dir, "dangling.yaml")))
+	require.NoError(t, os.Symlink("loop.yaml", filepath.Join(dir, "loop.yaml")))
 	require.NoError(t, os.Mkdir(filepath.Join(outside, "elsewhere"), 0o755))
 	require.NoError(t, os.Symlink("../elsewhere", filepath.Join(dir, "folder.yaml")))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
@@ -143,6 +144,7 @@ func TestHostileFilesThatAreNotRegular(t *testing.T) {
 	assert.Equal(t, strings.Join([]string{
 		filepath.Join(dir, "dangling.yaml") + ": error: a symbolic link that leads nowhere: no such file or directory",
 		filepath.Join(dir, "folder.yaml") + ": error: a symbolic link to " + filepath.Join(outside, "elsewhere") + ", outside " + dir + ": render reads a directory's files only from inside it, as kustomize reads only files inside its root; copy the file into the directory, or give it as an argument of its own",
+		filepath.Join(dir, "loop.yaml") + ": error: a symbolic link that leads nowhere: EvalSymlinks: too many links",
 		fifo + ": error: a named pipe (FIFO): render reads only regular files from a directory it is given (a pipe or a device may be given as an argument of its own)",
 		socketPath + ": error: a socket: render reads only regular files from a directory it is given (a pipe or a device may be given as an argument of its own)",
 		filepath.Join(dir, "sub", "up.yaml") + ": error: a symbolic link to " + dir + ", a directory: render reads only regular files from a directory it is given",

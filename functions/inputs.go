@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // MaxInputBytes is the most trainfn reads from any one input: a file,
@@ -38,17 +39,30 @@ func readLimited(name string, r io.Reader) ([]byte, *Diagnostic, error) {
 		return nil, nil, err
 	}
 	// A UTF-8 sequence the read cut in two is no problem of the text.
-	if d, at := textProblem(name, head); d != nil && at < len(head)-4 {
+	if d, at := textProblem(name, head); d != nil && at < len(head)-utf8.UTFMax {
 		return nil, d, nil
 	}
-	rest, err := io.ReadAll(io.LimitReader(r, MaxInputBytes+1-int64(len(head))))
-	if err != nil {
-		return nil, nil, err
+	return readRest(name, r, head)
+}
+
+// readRest reads r to its end after what data holds, as io.ReadAll does,
+// or refuses it past MaxInputBytes.
+func readRest(name string, r io.Reader, data []byte) ([]byte, *Diagnostic, error) {
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+		n, err := r.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		switch {
+		case len(data) > MaxInputBytes:
+			return nil, tooLarge(name, "more than"), nil
+		case errors.Is(err, io.EOF):
+			return data, nil, nil
+		case err != nil:
+			return nil, nil, err
+		}
 	}
-	if len(head)+len(rest) > MaxInputBytes {
-		return nil, tooLarge(name, "more than"), nil
-	}
-	return append(head, rest...), nil, nil
 }
 
 // tooLarge refuses an input of more than MaxInputBytes; size says how much
@@ -78,10 +92,14 @@ func readOpened(name string, f *os.File) ([]byte, *Diagnostic, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if info.Mode().IsRegular() && info.Size() > MaxInputBytes {
+	if !info.Mode().IsRegular() {
+		return readLimited(name, f)
+	}
+	if info.Size() > MaxInputBytes {
 		return nil, tooLarge(name, fmt.Sprintf("%d bytes, more than", info.Size())), nil
 	}
-	return readLimited(name, f)
+	// Its size is known: read at once, without growing a buffer.
+	return readRest(name, f, make([]byte, 0, info.Size()+1))
 }
 
 // directory is a directory given to render, and what it holds: the YAML
@@ -170,7 +188,11 @@ func (d *directory) readable(path string, mode fs.FileMode) (string, string) {
 	}
 	target, err := filepath.EvalSymlinks(path)
 	if err != nil {
-		return "", "a symbolic link that leads nowhere: " + errors.Unwrap(err).Error()
+		var pathErr *fs.PathError
+		if errors.As(err, &pathErr) {
+			err = pathErr.Err
+		}
+		return "", "a symbolic link that leads nowhere: " + err.Error()
 	}
 	inside, err := filepath.Rel(d.real, target)
 	if err != nil || !filepath.IsLocal(inside) {
