@@ -118,8 +118,7 @@ func openKustomization(dir string) (*os.File, error) {
 		return nil, err
 	}
 	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("%s is not a regular file", path)
+		return nil, errors.Join(fmt.Errorf("%s is not a regular file", path), f.Close())
 	}
 	return f, nil
 }

@@ -22,7 +22,7 @@ func TestHostileNamedPipeIsNeverOpened(t *testing.T) {
 	kustomization := filepath.Join(dir, "deploy", "kustomization.yaml")
 	watch, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	require.NoError(t, err)
-	defer unix.Close(watch)
+	t.Cleanup(func() { assert.NoError(t, unix.Close(watch)) })
 	for _, p := range []string{fifo, kustomization} {
 		require.NoError(t, syscall.Mkfifo(p, 0o644))
 		_, err := unix.InotifyAddWatch(watch, p, unix.IN_OPEN)

@@ -61,11 +61,10 @@ func TestHostileSymbolicLinkOutOfTheDirectory(t *testing.T) {
 		{"through a link inside", "inside.yaml"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			require.NoError(t, os.Symlink("../admin.yaml", filepath.Join(dir, "inside.yaml")))
-			defer os.Remove(filepath.Join(dir, "inside.yaml"))
-			link := filepath.Join(dir, "secret.yaml")
+			inside, link := filepath.Join(dir, "inside.yaml"), filepath.Join(dir, "secret.yaml")
+			require.NoError(t, os.Symlink("../admin.yaml", inside))
 			require.NoError(t, os.Symlink(c.target, link))
-			defer os.Remove(link)
+			t.Cleanup(func() { assert.NoError(t, errors.Join(os.Remove(inside), os.Remove(link))) })
 
 			report := refusedInputs(t, dir)
 			assert.Contains(t, report, link+": error: a symbolic link to "+secret+", outside "+dir+": render reads a directory's files only from inside it, as kustomize reads only files inside its root")
@@ -196,8 +195,8 @@ func TestHostileInputThatNeverEnds(t *testing.T) {
 		r, w, err := os.Pipe()
 		require.NoError(t, err)
 		go func() {
-			_, _ = io.WriteString(w, hostileJob)
-			w.Close()
+			_, err := io.WriteString(w, hostileJob)
+			assert.NoError(t, errors.Join(err, w.Close()))
 		}()
 		defer r.Close()
 		docs, err := ReadDocuments([]string{"/dev/fd/" + strconv.Itoa(int(r.Fd()))}, nil)

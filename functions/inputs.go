@@ -108,9 +108,9 @@ type directory struct {
 	// name is the directory as the user wrote it, which messages name
 	// its files under.
 	name string
-	// real is the directory with every symbolic link resolved, which the
-	// files must be inside.
-	real string
+	// resolved is the directory with every symbolic link resolved, which
+	// the files must be inside.
+	resolved string
 	// files are the files to read, in lexical order of their paths.
 	files   []dirFile
 	refused Diagnostics
@@ -129,16 +129,16 @@ type dirFile struct{ at, open string }
 // pipe, a socket or a device is refused, and never opened. Files of other
 // names are not read, whatever they are.
 func listDirectory(name string) (*directory, error) {
-	real, err := filepath.EvalSymlinks(name)
+	resolved, err := filepath.EvalSymlinks(name)
 	if err != nil {
 		return nil, err
 	}
-	d := &directory{name: name, real: real}
-	err = filepath.WalkDir(real, func(path string, e fs.DirEntry, err error) error {
+	d := &directory{name: name, resolved: resolved}
+	err = filepath.WalkDir(resolved, func(path string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if path == real {
+		if path == resolved {
 			return nil
 		}
 		if strings.HasPrefix(e.Name(), ".") {
@@ -160,7 +160,7 @@ func listDirectory(name string) (*directory, error) {
 		default:
 			return nil
 		}
-		rel, _ := filepath.Rel(real, path)
+		rel, _ := filepath.Rel(resolved, path)
 		file, why := d.readable(path, e.Type())
 		if why != "" {
 			d.refused = append(d.refused, Diagnostic{Severity: Error, Source: Source{Path: filepath.Join(name, rel)}, Message: why})
@@ -179,7 +179,7 @@ func listDirectory(name string) (*directory, error) {
 // readable says which file to read for the entry at path, relative to the
 // directory, or why none is read.
 func (d *directory) readable(path string, mode fs.FileMode) (string, string) {
-	rel, _ := filepath.Rel(d.real, path)
+	rel, _ := filepath.Rel(d.resolved, path)
 	if mode.IsRegular() {
 		return rel, ""
 	}
@@ -194,7 +194,7 @@ func (d *directory) readable(path string, mode fs.FileMode) (string, string) {
 		}
 		return "", "a symbolic link that leads nowhere: " + err.Error()
 	}
-	inside, err := filepath.Rel(d.real, target)
+	inside, err := filepath.Rel(d.resolved, target)
 	if err != nil || !filepath.IsLocal(inside) {
 		return "", fmt.Sprintf("a symbolic link to %s, outside %s: render reads a directory's files only from inside it, as kustomize reads only files inside its root; copy the file into the directory, or give it as an argument of its own",
 			target, d.name)

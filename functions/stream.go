@@ -82,7 +82,7 @@ func (r *streamReader) readPath(p string, stdin io.Reader) error {
 		return err
 	}
 	r.malformed = append(r.malformed, dir.refused...)
-	root, err := os.OpenRoot(dir.real)
+	root, err := os.OpenRoot(dir.resolved)
 	if err != nil {
 		return err
 	}

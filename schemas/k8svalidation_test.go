@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -82,7 +83,7 @@ func apiServerQuantity(value any) []string {
 
 func TestQuantitiesAsTheAPIServerReadsThem(t *testing.T) {
 	quantity := k8sDefinition(t, "#Quantity")
-	ctx := quantity.Context()
+	ctx := cuecontext.New()
 	texts := wordsOf("01.+-eEiKMPu", 4)
 	texts = append(texts,
 		"100m", "1.5Gi", "2Ki", "1e3", "1E3", "1e+3", "1e-100", "-1e-100", "+1", ".5", "5.", ".", "+", "-", "Ki", "m", "e5",
@@ -114,7 +115,7 @@ func TestQuantitiesAsTheAPIServerReadsThem(t *testing.T) {
 func TestPortsAsTheAPIServerTakesThem(t *testing.T) {
 	containerPort := k8sDefinition(t, "#ContainerPort")
 	grpc := k8sDefinition(t, "#GRPCAction")
-	ctx := containerPort.Context()
+	ctx := cuecontext.New()
 	for _, n := range []int{-70000, -1, 0, 1, 80, 65535, 65536, 70000, 1 << 31} {
 		want := validation.IsValidPortNum(n)
 		for _, def := range []struct {

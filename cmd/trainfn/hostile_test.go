@@ -357,7 +357,7 @@ func TestHostileInputsOfRender(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			link := filepath.Join(dir, "secret.yaml")
 			require.NoError(t, os.Symlink(c.link, link))
-			defer os.Remove(link)
+			t.Cleanup(func() { assert.NoError(t, os.Remove(link)) })
 			out := filepath.Join(outside, "deploy")
 			for _, args := range [][]string{{"render", dir}, {"render", dir, "-o", out}, {"validate", dir}} {
 				p, _ := runBinary(t, "", args...)
