@@ -93,7 +93,7 @@ func objectFiles(objects []*yaml.RNode) (map[string][]byte, error) {
 // writtenByRender reports whether dir holds a kustomization that
 // WriteKustomization wrote.
 func writtenByRender(dir string) bool {
-	f, err := os.Open(filepath.Join(dir, "kustomization.yaml"))
+	f, err := openKustomization(dir)
 	if err != nil {
 		return false
 	}
@@ -101,6 +101,26 @@ func writtenByRender(dir string) bool {
 	head := make([]byte, len(kustomizationMarker)+1)
 	n, _ := io.ReadFull(f, head)
 	return string(head[:n]) == kustomizationMarker+"\n"
+}
+
+// openKustomization opens dir's kustomization.yaml when it is a regular
+// file: WriteKustomization writes no other kind, and a named pipe or a
+// symbolic link to a device in its place would keep a read from ending.
+func openKustomization(dir string) (*os.File, error) {
+	path := filepath.Join(dir, "kustomization.yaml")
+	if info, err := os.Lstat(path); err != nil {
+		return nil, err
+	} else if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is %s, not a file trainfn render writes", path, fileKind(info.Mode()))
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|nonBlocking, 0)
+	if err != nil {
+		return nil, err
+	}
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return nil, errors.Join(fmt.Errorf("%s is not a regular file", path), f.Close())
+	}
+	return f, nil
 }
 
 // replaceable refuses a directory holding anything trainfn did not write,
@@ -130,7 +150,7 @@ func replaceable(dir string) error {
 	case len(entries) == 0:
 		return nil
 	}
-	kustomization, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	kustomization, err := readKustomization(dir)
 	if err != nil || !bytes.HasPrefix(kustomization, []byte(kustomizationMarker+"\n")) {
 		return fmt.Errorf("%s is not empty and was not written by trainfn render (its kustomization.yaml does not start with %q): refusing to replace it", dir, kustomizationMarker)
 	}
@@ -155,6 +175,17 @@ func replaceable(dir string) error {
 		}
 		return nil
 	})
+}
+
+// readKustomization reads what openKustomization opens, up to
+// MaxInputBytes: trainfn's own listing is far smaller.
+func readKustomization(dir string) ([]byte, error) {
+	f, err := openKustomization(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, MaxInputBytes))
 }
 
 func writeFiles(root string, files map[string][]byte) error {

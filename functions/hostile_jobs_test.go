@@ -364,3 +364,91 @@ func yamlQuoted(s string) string {
 	b.WriteByte('"')
 	return b.String()
 }
+
+// TestHostilePortsAndQuantities puts ports out of range and quantities
+// that are no quantities in every kind's pods: the render refuses each at
+// its field, in the API server's words, where before only the API server
+// did, at apply. functions' schemas tests hold the rules themselves to the
+// API server's code.
+func TestHostilePortsAndQuantities(t *testing.T) {
+	const (
+		outOfRange   = "must be between 1 and 65535, inclusive"
+		notAQuantity = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+	)
+	// container is the fields to add to a container whose fields are
+	// indented so.
+	container := func(indent string) string {
+		return indent + strings.ReplaceAll(`ports:
+- containerPort: 70000
+  hostPort: -1
+- containerPort: 8080
+  name: Metrics--
+readinessProbe:
+  httpGet: {path: /, port: 0}
+livenessProbe:
+  tcpSocket: {port: metrics_port}
+startupProbe:
+  grpc: {port: 65536}
+lifecycle:
+  preStop:
+    httpGet: {path: /, port: 80000}
+resources:
+  limits: {cpu: lots, memory: 1e, nvidia.com/gpu: -1}
+  requests: {ephemeral-storage: "-1Gi", cpu: 1.2.3}`, "\n", "\n"+indent) + "\n"
+	}
+	want := func(prefix string) []string {
+		return []string{
+			prefix + "ports[0].containerPort: Invalid value: 70000: " + outOfRange,
+			prefix + "ports[0].hostPort: Invalid value: -1: " + outOfRange,
+			prefix + `ports[1].name: Invalid value: "Metrics--": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)`,
+			prefix + `ports[1].name: Invalid value: "Metrics--": must not begin or end with a hyphen`,
+			prefix + `ports[1].name: Invalid value: "Metrics--": must not contain consecutive hyphens`,
+			prefix + "readinessProbe.httpGet.port: Invalid value: 0: " + outOfRange,
+			prefix + `livenessProbe.tcpSocket.port: Invalid value: "metrics_port": must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)`,
+			prefix + "startupProbe.grpc.port: Invalid value: 65536: " + outOfRange,
+			prefix + "lifecycle.preStop.httpGet.port: Invalid value: 80000: " + outOfRange,
+			prefix + `resources.limits.cpu: Invalid value: "lots": ` + notAQuantity,
+			prefix + `resources.limits.memory: Invalid value: "1e": unable to parse quantity's suffix`,
+			prefix + "resources.limits.nvidia.com/gpu: Invalid value: -1: must be greater than or equal to 0",
+			prefix + `resources.requests.ephemeral-storage: Invalid value: "-1Gi": must be greater than or equal to 0`,
+			prefix + `resources.requests.cpu: Invalid value: "1.2.3": ` + notAQuantity,
+		}
+	}
+	for _, c := range []struct {
+		kind, job, at, prefix string
+	}{
+		{"MPIJob", hostileJob, "          - name: worker\n", "spec.mpiReplicaSpecs.Worker.template.spec.containers[0]."},
+		{"PyTorchJob", namedJob("PyTorchJob", 2, 2), "          - name: pytorch\n", "spec.pytorchReplicaSpecs.Master.template.spec.containers[0]."},
+		{"DIJob", namedJob("DIJob", 2, 2), "      - name: di-container\n", "spec.template.spec.containers[0]."},
+		{"TrainingRuntime", readCase(t, "plain-runtime"), "                - name: node\n", "spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0]."},
+	} {
+		t.Run(c.kind, func(t *testing.T) {
+			indent := strings.Repeat(" ", strings.Index(c.at, "-")+2)
+			job := edited(t, c.job, c.at, c.at+container(indent))
+			r := renderHostile(t, job)
+			require.NoError(t, r.readErr)
+			var got []string
+			for _, d := range r.diags {
+				// The TrainJob of the runtime says it is invalid, too.
+				if d.Severity == Error && d.Field != "spec.runtimeRef" {
+					got = append(got, d.Field+": "+d.Message)
+				}
+			}
+			assert.ElementsMatch(t, want(c.prefix), got)
+		})
+	}
+	t.Run("TrainJob", func(t *testing.T) {
+		job := edited(t, readCase(t, "plain-runtime"), "    numNodes: 3\n", "    numNodes: 3\n    resourcesPerNode:\n      limits: {cpu: lots}\n      requests: {memory: -1}\n")
+		r := renderHostile(t, job)
+		require.True(t, r.failed())
+		assert.Contains(t, r.messages(), `TrainJob plain: spec.trainer.resourcesPerNode.limits.cpu: Invalid value: "lots": `+notAQuantity)
+		assert.Contains(t, r.messages(), `TrainJob plain: spec.trainer.resourcesPerNode.requests.memory: Invalid value: -1: must be greater than or equal to 0`)
+	})
+	t.Run("overhead and a gang's minimum", func(t *testing.T) {
+		job := edited(t, hostileJob, "spec:\n  mpiReplicaSpecs:", "spec:\n  runPolicy:\n    schedulingPolicy:\n      minResources: {cpu: plenty}\n  mpiReplicaSpecs:")
+		job = edited(t, job, "        spec:\n          containers:\n          - name: worker", "        spec:\n          overhead: {memory: \"-64Mi\"}\n          containers:\n          - name: worker")
+		r := renderHostile(t, job)
+		assert.Contains(t, r.messages(), `spec.runPolicy.schedulingPolicy.minResources.cpu: Invalid value: "plenty": `+notAQuantity)
+		assert.Contains(t, r.messages(), `spec.mpiReplicaSpecs.Worker.template.spec.overhead.memory: Invalid value: "-64Mi": must be greater than or equal to 0`)
+	})
+}

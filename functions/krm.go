@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
-	"io"
 	"sort"
 	"strconv"
 	"strings"
@@ -142,17 +141,20 @@ func placeInJobFiles(objects []*yaml.RNode, origin map[*yaml.RNode]Document) err
 }
 
 // RunFunction reads a ResourceList from rw, processes it and writes it back,
-// results included, with kyaml's framework.Execute. On invalid input the
-// error is the Diagnostics.
+// results included, as kyaml's framework.Execute does (see execute). On
+// invalid input the error is the Diagnostics.
 //
 // The input is checked first for what the framework reads wrongly, or
 // cannot read at all (see readResourceList, readPlainStream and
 // listInput.problems): such a list is written back as it came, with the
 // results that say why.
 func RunFunction(rw *kio.ByteReadWriter) error {
-	data, err := io.ReadAll(rw.Reader)
+	data, refused, err := readLimited(stdinName, rw.Reader)
 	if err != nil {
 		return err
+	}
+	if refused != nil {
+		return Diagnostics{*refused}
 	}
 	in, err := readResourceList(data)
 	if err != nil {
@@ -172,7 +174,59 @@ func RunFunction(rw *kio.ByteReadWriter) error {
 		return err
 	}
 	rw.Reader = bytes.NewReader(data)
-	return framework.Execute(Function{}, rw)
+	return execute(Function{}, rw)
+}
+
+// execute is kyaml's framework.Execute but for how it writes the list
+// back: writeList, which holds one item's encoding at a time where kyaml
+// copies every item and encodes them all at once, and writes the same
+// bytes. Anything but a list whose reader annotations are kept, as the
+// commands read it, is written by kyaml.
+func execute(p framework.ResourceListProcessor, rw *kio.ByteReadWriter) error {
+	rl := framework.ResourceList{}
+	var err error
+	if rl.Items, err = rw.Read(); err != nil {
+		return fmt.Errorf("failed to read ResourceList input: %w", err)
+	}
+	rl.FunctionConfig = rw.FunctionConfig
+	annotations, err := kio.PreprocessResourcesForInternalAnnotationMigration(rl.Items)
+	if err != nil {
+		return err
+	}
+	processed := p.Process(&rl)
+	if err := kio.ReconcileInternalAnnotations(rl.Items, annotations); err != nil {
+		return err
+	}
+	if len(rl.Results) > 0 {
+		if rw.Results, err = resultsNode(rl.Results); err != nil {
+			return err
+		}
+	}
+	if rw.NoWrap || rw.WrappingKind == "" || !rw.KeepReaderAnnotations || rw.Style != 0 {
+		if err := rw.Write(rl.Items); err != nil {
+			return err
+		}
+		return processed
+	}
+	items := make([]*yaml.Node, len(rl.Items))
+	for i, item := range rl.Items {
+		// What kyaml's writer does to its copy of each item.
+		if err := yaml.ClearEmptyAnnotations(item); err != nil {
+			return err
+		}
+		items[i] = item.YNode()
+	}
+	var config, results *yaml.Node
+	if rw.FunctionConfig != nil {
+		config = rw.FunctionConfig.YNode()
+	}
+	if rw.Results != nil {
+		results = rw.Results.YNode()
+	}
+	if err := writeList(rw.Writer, rw.WrappingAPIVersion, rw.WrappingKind, items, config, results); err != nil {
+		return err
+	}
+	return processed
 }
 
 // contains reports whether items hold an object of the same identity, as

@@ -49,28 +49,21 @@ func (in *listInput) problems() Diagnostics {
 // writeAsItCame writes the ResourceList back with its items untouched and
 // the results of diags. kyaml's writer reads every item's annotations,
 // which it cannot do for items that are no objects, so the list is
-// encoded here.
+// written here.
 func (in *listInput) writeAsItCame(w io.Writer, diags Diagnostics) error {
 	results, err := resultsNode(results(diags))
 	if err != nil {
 		return err
 	}
-	key := func(s string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Value: s} }
-	items := &yaml.Node{Kind: yaml.SequenceNode}
-	for _, item := range in.items {
-		items.Content = append(items.Content, item.YNode())
+	items := make([]*yaml.Node, len(in.items))
+	for i, item := range in.items {
+		items[i] = item.YNode()
 	}
-	list := &yaml.Node{Kind: yaml.MappingNode, Content: []*yaml.Node{
-		key("apiVersion"), key(in.apiVersion), key("kind"), key(in.kind), key("items"), items}}
+	var config *yaml.Node
 	if in.functionConfig != nil {
-		list.Content = append(list.Content, key("functionConfig"), in.functionConfig.YNode())
+		config = in.functionConfig.YNode()
 	}
-	list.Content = append(list.Content, key("results"), results.YNode())
-	encoder := yaml.NewEncoder(w)
-	if err := encoder.Encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{list}}); err != nil {
-		return err
-	}
-	return encoder.Close()
+	return writeList(w, in.apiVersion, in.kind, items, config, results.YNode())
 }
 
 // resultsNode is results as the framework writes them.

@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -24,9 +22,9 @@ import (
 const Stdin = "-"
 
 // ReadDocuments reads every YAML document of the given paths: files,
-// directories (their .yaml, .yml and .json files, recursively, in lexical
-// order, skipping hidden ones) and "-" for stdin. Documents of a `kind: List`
-// are read as its items.
+// directories (their regular .yaml, .yml and .json files, recursively, in
+// lexical order, skipping hidden ones; see listDirectory) and "-" for
+// stdin. Documents of a `kind: List` are read as its items.
 //
 // Documents unfit to be read further (see Read) fail the read; their
 // problems, in every file, are the error, as Diagnostics.
@@ -43,41 +41,78 @@ func ReadDocuments(paths []string, stdin io.Reader) ([]Document, error) {
 
 // Read reads the documents of paths as ReadDocuments does, and reports
 // those unfit to be read further apart, as Diagnostics: a file that is no
-// YAML text, a document that is no YAML, or one that wellFormed refuses.
-// Every other document is read, so that one broken file hides no other
-// file's problems. The error is for paths that cannot be read at all.
+// YAML text, a document that is no YAML, or one that wellFormed refuses;
+// and inputs refused before they are read: one larger than MaxInputBytes,
+// and in a directory, a file that is not regular or a symbolic link that
+// leads out of it (see listDirectory). Every other document is read, so
+// that one broken file hides no other file's problems. The error is for
+// paths that cannot be read at all.
 func Read(paths []string, stdin io.Reader) ([]Document, Diagnostics, error) {
-	var docs []Document
-	var malformed Diagnostics
+	var r streamReader
 	for _, p := range paths {
-		files, err := expandPath(p)
-		if err != nil {
+		if err := r.readPath(p, stdin); err != nil {
 			return nil, nil, err
 		}
-		for _, f := range files {
-			var data []byte
-			if f == Stdin {
-				data, err = io.ReadAll(stdin)
-			} else {
-				data, err = os.ReadFile(f)
-			}
-			if err != nil {
-				return nil, nil, err
-			}
-			name := f
-			if f == Stdin {
-				name = "<stdin>"
-			}
-			if d := checkText(name, data); d != nil {
-				malformed = append(malformed, *d)
-				continue
-			}
-			read, diags := parseDocuments(name, data)
-			malformed = append(malformed, diags...)
-			docs = append(docs, read...)
+	}
+	return r.docs, r.malformed, nil
+}
+
+// streamReader collects the documents of the inputs it reads, and the
+// problems of those unfit to be read further.
+type streamReader struct {
+	docs      []Document
+	malformed Diagnostics
+}
+
+func (r *streamReader) readPath(p string, stdin io.Reader) error {
+	if p == Stdin {
+		data, refused, err := readLimited(stdinName, stdin)
+		return r.add(stdinName, data, refused, err)
+	}
+	info, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	if !info.IsDir() {
+		data, refused, err := readFile(p)
+		return r.add(p, data, refused, err)
+	}
+	dir, err := listDirectory(p)
+	if err != nil {
+		return err
+	}
+	r.malformed = append(r.malformed, dir.refused...)
+	root, err := os.OpenRoot(dir.resolved)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	for _, f := range dir.files {
+		data, refused, err := dir.read(root, f)
+		if err := r.add(filepath.Join(p, f.at), data, refused, err); err != nil {
+			return err
 		}
 	}
-	return docs, malformed, nil
+	return nil
+}
+
+// add parses what was read of the input name, or records why it was not.
+func (r *streamReader) add(name string, data []byte, refused *Diagnostic, err error) error {
+	switch {
+	case err != nil:
+		return err
+	case refused != nil:
+		r.malformed = append(r.malformed, *refused)
+		return nil
+	}
+	if d := checkText(name, data); d != nil {
+		r.malformed = append(r.malformed, *d)
+		return nil
+	}
+	read, diags := parseDocuments(name, data)
+	r.malformed = append(r.malformed, diags...)
+	r.docs = append(r.docs, read...)
+	return nil
 }
 
 // ExpandFiles reads the documents of paths and expands them: the objects,
@@ -102,45 +137,6 @@ func ExpandFiles(paths []string, stdin io.Reader) ([]*yaml.RNode, Diagnostics, e
 			Message: "the documents that could be read were checked with trainfn's default options: a TrainFn configuration among those that could not would change how they render"})
 	}
 	return nil, diags, nil
-}
-
-func expandPath(p string) ([]string, error) {
-	if p == Stdin {
-		return []string{Stdin}, nil
-	}
-	info, err := os.Stat(p)
-	if err != nil {
-		return nil, err
-	}
-	if !info.IsDir() {
-		return []string{p}, nil
-	}
-	var files []string
-	err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if path != p && strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() && path != p && writtenByRender(path) {
-			// What render --output-dir wrote is output, even inside an
-			// input directory: read again, every object would be twice.
-			return filepath.SkipDir
-		}
-		switch filepath.Ext(path) {
-		case ".yaml", ".yml", ".json":
-			if !d.IsDir() {
-				files = append(files, path)
-			}
-		}
-		return nil
-	})
-	sort.Strings(files)
-	return files, err
 }
 
 // separator is a line starting with "---", as kyaml's reader splits streams,

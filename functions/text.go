@@ -12,8 +12,15 @@ import (
 // cause. YAML is UTF-8 here; a stream marked as UTF-16 by its
 // byte order mark is left to the parser, which reads UTF-16 too.
 func checkText(name string, data []byte) *Diagnostic {
+	d, _ := textProblem(name, data)
+	return d
+}
+
+// textProblem is checkText's Diagnostic, and the offset of the byte it is
+// about.
+func textProblem(name string, data []byte) (*Diagnostic, int) {
 	if bytes.HasPrefix(data, []byte{0xFF, 0xFE}) || bytes.HasPrefix(data, []byte{0xFE, 0xFF}) {
-		return nil
+		return nil, 0
 	}
 	line, lineStart := 1, 0
 	for i := 0; i < len(data); {
@@ -33,14 +40,14 @@ func checkText(name string, data []byte) *Diagnostic {
 		if problem != "" {
 			return &Diagnostic{Severity: Error, Source: Source{Path: name}, Line: line,
 				Column:  utf8.RuneCount(data[lineStart:i]) + 1,
-				Message: "not a YAML file: " + problem + "; is it a binary file?"}
+				Message: "not a YAML file: " + problem + "; is it a binary file?"}, i
 		}
 		if r == '\n' {
 			line, lineStart = line+1, i+1
 		}
 		i += size
 	}
-	return nil
+	return nil, 0
 }
 
 func escape(r rune) string {

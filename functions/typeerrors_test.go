@@ -20,7 +20,9 @@ import (
 // not "a number of processes from 1 to 9999". Every scalar of every golden
 // case's input is given a value of another type in turn (an integer for a
 // string, a string for an integer or a boolean); where the schema refuses
-// it, the message for that field must name the type it wants.
+// it, the message for that field must name the type it wants. A field
+// that takes the other type too (a quantity, a number or a string) has
+// rules of its own for it instead.
 func TestTypeErrorsNameTheType(t *testing.T) {
 	inputs, err := filepath.Glob("../render/*/testdata/*/*/input.yaml")
 	require.NoError(t, err)
@@ -56,6 +58,14 @@ func TestTypeErrorsNameTheType(t *testing.T) {
 			saved := *leaf.node
 			*leaf.node = *wrong
 			_, problems := validator.Validate(docs, kind.Schema)
+			if want == "must be an integer" {
+				// A quantity is a number or a string: "x" is no type
+				// error there, and the number written as a string passes.
+				*leaf.node = yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagString, Value: saved.Value, Style: yaml.DoubleQuotedStyle}
+				if _, asString := validator.Validate(docs, kind.Schema); !slices.ContainsFunc(asString, func(p schemas.Problem) bool { return p.Field == leaf.path }) {
+					problems = nil
+				}
+			}
 			*leaf.node = saved
 			for _, p := range problems {
 				if p.Field == leaf.path && strings.Contains(p.Message, "Invalid value") && !strings.Contains(p.Message, want) {

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render/objectsize"
+	"github.com/trainfn/trainfn/render/trainjob/runtimes"
 	"github.com/trainfn/trainfn/render/ynode"
 )
 
@@ -26,9 +27,12 @@ const maxSpecDepth = 100
 //     its name on the way). A job spec's schema reports its own, with its
 //     other problems;
 //   - metadata, labels or annotations given as YAML aliases;
-//   - a job spec (or trainfn's config) nested deeper than maxSpecDepth, or
-//     larger than the API server stores in one object: its operator could
-//     not have run it, and validating it would take time out of proportion.
+//   - a job spec (or a runtime, or trainfn's config) nested deeper than
+//     maxSpecDepth, or larger than the API server stores in one object: its
+//     operator could not have run it, and validating it would take time
+//     out of proportion;
+//   - an explicit YAML tag that changes what a value is, in such a
+//     document, or in the identity of any other (see tags.go).
 func wellFormed(doc Document) Diagnostics {
 	n := doc.Node.YNode()
 	if n == nil || n.Kind != yaml.MappingNode {
@@ -36,14 +40,23 @@ func wellFormed(doc Document) Diagnostics {
 	}
 	c := checker{doc: doc, resource: resourceOf(n)}
 	c.metadataAliases(n)
-	if isJobSpec(doc.Node) || isConfig(doc.Node) {
+	if interpreted(doc.Node) {
 		if !c.depth(n, 0) {
 			c.size(n)
+			c.tags(n)
 		}
 	} else {
+		c.identityTags(n)
 		c.duplicateKeys(n)
 	}
 	return c.diags
+}
+
+// interpreted tells the documents trainfn reads beyond their identity:
+// job specs, Kubeflow Trainer's runtimes their TrainJobs refer to, and
+// trainfn's own configuration.
+func interpreted(n *yaml.RNode) bool {
+	return isJobSpec(n) || isConfig(n) || runtimes.IsRuntime(n.GetApiVersion(), n.GetKind())
 }
 
 // checker collects the problems of one document.

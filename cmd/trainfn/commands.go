@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
@@ -62,6 +63,11 @@ func renderCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 spec with the objects it renders, passes every other document through, and
 prints the result, sorted, to standard output. On any error nothing is
 printed to standard output and the exit status is 1.
+
+In a directory only regular files are read, and symbolic links to regular
+files inside it: a link that leads out of it, a named pipe, a socket or a
+device is an error. A file named as an argument may be a pipe, as
+<(kustomize build) names one. No input is read past 128 MiB.
 
 With --output-dir DIR the objects are written into DIR instead, a file each,
 with a kustomization.yaml that lists them: a plain kustomization that any
@@ -143,9 +149,9 @@ func report(stderr io.Writer, err error) error {
 	return exitError(1)
 }
 
-// isTerminal reports whether f is a character device, such as a terminal a
-// user ran trainfn from without piping anything in.
+// isTerminal reports whether f is a terminal a user ran trainfn from
+// without piping anything in. Other character devices are read as they
+// are: /dev/null is an empty input, and /dev/zero no YAML text.
 func isTerminal(f *os.File) bool {
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
+	return term.IsTerminal(int(f.Fd()))
 }

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"sigs.k8s.io/kustomize/kyaml/kio"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/test/jobstream"
@@ -162,6 +164,12 @@ func hostileInputs() []hostileInput {
 			message: "spec.mpiReplicaSpecs.Worker.template.spec.containers[0].env: the MPIJob takes more than 1572864 bytes as JSON"},
 		{name: "2^63 workers", stream: strings.Replace(hostileJob, "replicas: 2", "replicas: 9223372036854775808", 1),
 			message: "spec.mpiReplicaSpecs.Worker.replicas: Invalid value: 9223372036854775808: must fit in a 32-bit integer"},
+		{name: "a port out of range", stream: strings.Replace(hostileJob, "          - name: worker\n", "          - name: worker\n            ports: [{containerPort: 70000}]\n", 1),
+			message: "spec.mpiReplicaSpecs.Worker.template.spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive"},
+		{name: "a quantity that is none", stream: strings.Replace(hostileJob, "          - name: worker\n", "          - name: worker\n            resources: {limits: {cpu: lots}}\n", 1),
+			message: `spec.mpiReplicaSpecs.Worker.template.spec.containers[0].resources.limits.cpu: Invalid value: "lots": quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'`},
+		{name: "a job named in base64", stream: strings.Replace(hostileJob, "name: pi\n", "name: !!binary cGk=\n", 1),
+			message: `MPIJob cGk=: metadata.name: the YAML tag !!binary makes the value base64: kubectl and the API server read "pi"`},
 		{name: "a name with a right-to-left override", stream: strings.Replace(hostileJob, "name: pi\n", "name: \"pi\\u202egnp\"\n", 1),
 			message: `MPIJob "pi\u202egnp": metadata.name: Invalid value: "pi\u202egnp"`},
 	}
@@ -327,4 +335,134 @@ func requireWholeOutput(t *testing.T, out string, counts streamCounts) {
 	assert.Equal(t, counts.jobs, kinds["Service"])
 	assert.Equal(t, 2*counts.jobs, kinds["Job"])
 	assert.Zero(t, kinds["MPIJob"], "every job is expanded")
+}
+
+// TestHostileInputsOfRender gives render what a directory of manifests
+// may hold besides them, and inputs that never end: each run ends, prints
+// nothing, writes no output directory, and names what it refused.
+func TestHostileInputsOfRender(t *testing.T) {
+	outside := t.TempDir()
+	dir := filepath.Join(outside, "jobs")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "pi.yaml"), []byte(hostileJob), 0o644))
+	secret := filepath.Join(outside, "admin.yaml")
+	require.NoError(t, os.WriteFile(secret, []byte("apiVersion: v1\nkind: Secret\nmetadata:\n  name: admin\nstringData:\n  token: s3cr3t\n"), 0o600))
+	small, _ := runBinary(t, "", "render", filepath.Join(dir, "pi.yaml"))
+	require.Equal(t, 0, small.code, small.stderr)
+
+	for _, c := range []struct{ name, link, message string }{
+		{"a link to a file outside", secret, "secret.yaml: error: a symbolic link to " + secret + ", outside " + dir},
+		{"a link to a device", "/dev/zero", "secret.yaml: error: a symbolic link to /dev/zero, outside " + dir},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			link := filepath.Join(dir, "secret.yaml")
+			require.NoError(t, os.Symlink(c.link, link))
+			t.Cleanup(func() { assert.NoError(t, os.Remove(link)) })
+			out := filepath.Join(outside, "deploy")
+			for _, args := range [][]string{{"render", dir}, {"render", dir, "-o", out}, {"validate", dir}} {
+				p, _ := runBinary(t, "", args...)
+				assert.Equal(t, 1, p.code, "%v", args)
+				assert.Empty(t, p.stdout)
+				assert.Contains(t, p.stderr, c.message)
+				assert.NotContains(t, p.stderr+p.stdout, "s3cr3t")
+				requireNoStackTrace(t, p.stderr)
+			}
+			assert.NoDirExists(t, out, "nothing is written")
+		})
+	}
+
+	t.Run("a device named as an argument", func(t *testing.T) {
+		zero, _ := runBinary(t, "", "render", "/dev/zero")
+		assert.Equal(t, 1, zero.code)
+		assert.True(t, strings.HasPrefix(zero.stderr, "/dev/zero:1:1: error: not a YAML file: the control character U+0000 may not appear in YAML, not even in a quoted string (a double-quoted string may hold it as the escape \"\\x00\"); is it a binary file?\n"), zero.stderr)
+		krm, _ := runBinary(t, "/dev/zero")
+		assert.Equal(t, 1, krm.code)
+		assert.Contains(t, krm.stderr, "<stdin>:1:1: error: not a YAML file: the control character U+0000")
+		if zero.peakRSS == 0 {
+			t.Skip("this platform does not report a process's peak memory")
+		}
+		t.Logf("peak RSS: %d MB rendering one job, %d MB refusing /dev/zero, %d MB as a function", small.peakRSS>>20, zero.peakRSS>>20, krm.peakRSS>>20)
+		assert.LessOrEqual(t, zero.peakRSS, 2*small.peakRSS, "refused on its first bytes, it costs no more than a small render")
+		assert.LessOrEqual(t, krm.peakRSS, 2*small.peakRSS)
+	})
+
+	t.Run("pipes named as arguments, as <(kustomize build) names one", func(t *testing.T) {
+		run := func(stdin io.Reader, args ...string) process {
+			cmd := exec.Command(trainfnBinary, args...)
+			cmd.Stdin = stdin
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			var exit *exec.ExitError
+			if err != nil && !errors.As(err, &exit) {
+				require.NoError(t, err)
+			}
+			return process{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
+		}
+		for _, path := range []string{"/dev/stdin", "-"} {
+			p := run(strings.NewReader(hostileJob), "render", path)
+			require.Equal(t, 0, p.code, p.stderr)
+			assert.Contains(t, p.stdout, "name: pi-launcher")
+		}
+		p := run(&endless{text: "# a comment that never ends\n"}, "render", "/dev/stdin")
+		assert.Equal(t, 1, p.code)
+		assert.True(t, strings.HasPrefix(p.stderr, "/dev/stdin: error: more than 134217728 bytes (128 MiB), the most trainfn reads from one input: split the documents into several files; is it a device or a process that never stops writing?\n"), p.stderr)
+		assert.Empty(t, p.stdout)
+	})
+}
+
+// endless repeats text without end.
+type endless struct {
+	text string
+	at   int
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = e.text[e.at]
+		e.at = (e.at + 1) % len(e.text)
+	}
+	return len(p), nil
+}
+
+// TestHostileResourceListOfManyJobs renders a thousand jobs (an MPIJob, a
+// PyTorchJob and a DIJob in turn) with render and as the items of a
+// ResourceList: the two give the same objects, and the function's peak
+// memory is no more than render's. The peaks are compared as a ratio, in
+// one run: each moves by about a tenth from run to run with when the
+// collector runs, which the bound allows; the copies it guards against
+// (kyaml's writer copied every item, then encoded the list as one
+// document, whose events yaml.v3 keeps to its end) doubled the function's.
+func TestHostileResourceListOfManyJobs(t *testing.T) {
+	stream := string(jobstream.Mixed(1000))
+	render, renderOut := runBinary(t, "", "render", writeFile(t, "jobs.yaml", stream))
+	require.Equal(t, 0, render.code, render.stderr)
+	krm, krmOut := runBinary(t, writeFile(t, "rl.yaml", wrapped(strings.Split(stream, "---\n")...)))
+	require.Equal(t, 0, krm.code, krm.stderr)
+
+	objects := func(path string) []string {
+		f, err := os.Open(path)
+		require.NoError(t, err)
+		defer f.Close()
+		nodes, err := (&kio.ByteReader{Reader: f, OmitReaderAnnotations: true}).Read()
+		require.NoError(t, err)
+		texts := make([]string, len(nodes))
+		for i, n := range nodes {
+			texts[i] = n.MustString()
+		}
+		return texts
+	}
+	rendered, answered := objects(renderOut), objects(krmOut)
+	require.Greater(t, len(rendered), 3*1000, "every job renders three objects or more")
+	require.Len(t, answered, len(rendered), "the function gives the objects render gives")
+	for i := range rendered {
+		require.Equal(t, rendered[i], answered[i], "object %d", i)
+	}
+
+	if render.peakRSS == 0 {
+		t.Skip("this platform does not report a process's peak memory")
+	}
+	t.Logf("peak RSS for 1000 jobs: %d MB with render, %d MB as a ResourceList (%.2f times)",
+		render.peakRSS>>20, krm.peakRSS>>20, float64(krm.peakRSS)/float64(render.peakRSS))
+	assert.LessOrEqual(t, float64(krm.peakRSS), 1.25*float64(render.peakRSS))
 }

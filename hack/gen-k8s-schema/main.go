@@ -5,7 +5,10 @@
 // The API server's own published schema is the contract rendered objects must
 // meet, so the pod template is checked against exactly that, closed the way
 // strict field validation closes it. Descriptions are dropped: they would
-// triple the embedded source without helping validation.
+// triple the embedded source without helping validation. What the API
+// server checks in code rather than in that document (port ranges,
+// quantities) is written by hand in schemas/k8s/validation.cue, which
+// unifies with the definitions generated here.
 //
 // Usage (see go:generate in package schemas):
 //
