@@ -49,7 +49,7 @@ func TestLauncherExecPolicy(t *testing.T) {
 		}, metav1.CreateOptions{})
 		require.NoError(t, err)
 	}
-	launcher := launcherClient(t, ctx, ns, "noshd-launcher")
+	launcher := launcherClient(t, ns, "noshd-launcher")
 
 	err = waitUntil("the launcher exec policy to be enforced", func(ctx context.Context) error {
 		err := execInto(ctx, launcher, ns, stranger)
@@ -74,7 +74,7 @@ func TestLauncherExecPolicy(t *testing.T) {
 
 // launcherClient signs in as a ServiceAccount of ns with a token the API
 // server issues, as the launcher's pod is given one.
-func launcherClient(t *testing.T, ctx context.Context, ns, name string) kubernetes.Interface {
+func launcherClient(t *testing.T, ns, name string) kubernetes.Interface {
 	t.Helper()
 	var token *authenticationv1.TokenRequest
 	err := waitUntil("ServiceAccount "+name, func(ctx context.Context) error {
