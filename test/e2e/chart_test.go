@@ -35,11 +35,12 @@ import (
 // reconcilerChart is the chart of trainfn-reconciler, from this folder.
 const reconcilerChart = "../../charts/trainfn-reconciler"
 
-// reconcilerRights are the rights the reconciler's code declares it needs
-// in the namespaces it watches (package reconciler's GrantsOf), with
-// DIJobs on: the most the chart grants there. charts/rbac_test.go holds the
-// chart to them; here the API server's authorizer is asked about them.
-var reconcilerRights = reconciler.GrantsOf(reconciler.Features{DIServer: true, Allocator: true}).Watched
+// defaults and withDIJobs are the parts the chart's defaults run, and
+// those it runs with diJobs.enabled.
+var (
+	defaults   = reconciler.Features{}
+	withDIJobs = reconciler.Features{DIServer: true, Allocator: true}
+)
 
 // reconcilerDenied are what the reconciler must not do where it watches:
 // read any Secret or change one, read a pod or ConfigMap by name outside
@@ -109,7 +110,7 @@ func TestChartClusterScope(t *testing.T) {
 	where := map[string]string{"the release namespace": ns, "another namespace": other}
 	var cases []chartAccess
 	for _, label := range []string{"the release namespace", "another namespace"} {
-		cases = append(cases, tableRights(where[label], label)...)
+		cases = append(cases, tableRights(defaults, where[label], label)...)
 		cases = append(cases, denied(where[label], label)...)
 	}
 	cases = append(cases, leaseAccess(ns, other, chartFullname(ns))...)
@@ -140,11 +141,11 @@ func TestChartNamespaceScope(t *testing.T) {
 	reconciler := serviceAccount{namespace: ns, name: chartFullname(ns)}
 	var cases []chartAccess
 	for label, namespace := range map[string]string{"watched namespace a": watchedA, "watched namespace b": watchedB} {
-		cases = append(cases, tableRights(namespace, label)...)
+		cases = append(cases, tableRights(withDIJobs, namespace, label)...)
 		cases = append(cases, denied(namespace, label)...)
 	}
 	for label, namespace := range map[string]string{"the release namespace": ns, "another namespace": other} {
-		for _, c := range tableRights(namespace, label) {
+		for _, c := range tableRights(withDIJobs, namespace, label) {
 			c.allowed, c.why = false, "not a watched namespace"
 			cases = append(cases, c)
 		}
@@ -171,7 +172,7 @@ func TestChartWithDIJobs(t *testing.T) {
 	reconciler := serviceAccount{namespace: ns, name: chartFullname(ns)}
 	var cases []chartAccess
 	for label, namespace := range map[string]string{"the release namespace": ns, "another namespace": other} {
-		cases = append(cases, tableRights(namespace, label)...)
+		cases = append(cases, tableRights(withDIJobs, namespace, label)...)
 		cases = append(cases, denied(namespace, label)...)
 	}
 	cases = append(cases, nodeAccess(true)...)
@@ -203,10 +204,13 @@ func (c chartAccess) String() string {
 	return fmt.Sprintf("%s %s %s in %s", c.verb, strings.ReplaceAll(resource, "/", " "), name, c.where)
 }
 
-// tableRights are reconcilerRights, asked for in one namespace.
-func tableRights(namespace, where string) []chartAccess {
+// tableRights are the rights the reconciler's code declares it needs in
+// the namespaces it watches when it runs these parts (package reconciler's
+// GrantsOf), asked for in one namespace. charts/rbac_test.go holds the
+// chart to them; here the API server's authorizer is asked about them.
+func tableRights(f reconciler.Features, namespace, where string) []chartAccess {
 	var cases []chartAccess
-	for _, right := range reconcilerRights {
+	for _, right := range reconciler.GrantsOf(f).Watched {
 		for _, verb := range right.Verbs {
 			cases = append(cases, chartAccess{
 				verb: verb, group: right.APIGroups[0], resource: right.Resources[0],
