@@ -90,7 +90,7 @@ func TestLauncherExecPolicy(t *testing.T) {
 	assert.Empty(t, binding.Spec.ParamRef.Namespace, "the request's namespace")
 	assert.Equal(t, map[string]string{handoff.OperatorNameLabel: handoff.Operator}, binding.Spec.ParamRef.Selector.MatchLabels)
 	assert.Equal(t, new(admissionv1.AllowAction), binding.Spec.ParamRef.ParameterNotFoundAction)
-	assert.Contains(t, variable(t, policy, "prefix"), "'"+handoff.ExecPods+"'")
+	assert.Contains(t, variable(t, policy, "pods"), "'"+handoff.ExecPods+"'")
 
 	for _, p := range ofKind[admissionv1.ValidatingAdmissionPolicy](t, render(t, "--set", "launcherExecPolicy.enabled=false"), "ValidatingAdmissionPolicy") {
 		assert.NotEqual(t, name, p.Name, "launcherExecPolicy.enabled=false renders no launcher policy")

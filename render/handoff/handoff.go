@@ -56,16 +56,17 @@ const (
 // mode; read by the admission policy the reconciler's chart ships, which
 // takes the Role as its parameter.
 const (
-	// ExecPods is what the name of every pod the launcher may exec into
-	// starts with, when the render cannot name those pods: they are an
-	// Indexed Job's (an MPIJob's workers, <job>-worker-; a TrainJob's
-	// nodes, the Jobs <job>-node-<j>, <job>-node-), whose pods' names the
-	// Job controller makes up (IndexedPodsPrefix), and the Role grants
-	// pods/exec on the namespace's pods. The policy refuses the
-	// ServiceAccount of the Role's name, in the Role's namespace, any
-	// pods/exec on a pod whose name does not start with it. A Role that
-	// names its pods (a StatefulSet's, in resourceNames) has none: RBAC
-	// alone keeps the launcher to them.
+	// ExecPods, on a KubectlExec launcher's Role, is a regular expression
+	// (RE2, anchored) that the name of every pod the launcher may exec
+	// into matches, when the render cannot name those pods: they are an
+	// Indexed Job's (an MPIJob's workers, <job>-worker; a TrainJob's
+	// nodes, the Jobs <job>-node-<j>), whose pods' names the Job controller
+	// makes up (IndexedPodNames), and the Role grants pods/exec on the
+	// namespace's pods. The admission policy the reconciler's chart ships
+	// refuses the ServiceAccount of the Role's name, in the Role's
+	// namespace, any pods/exec on a pod whose name does not match it. A
+	// Role that names its pods (a StatefulSet's, in resourceNames) has
+	// none: RBAC alone keeps the launcher to them.
 	ExecPods = "trainfn.dev/exec-pods"
 )
 

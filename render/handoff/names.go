@@ -1,6 +1,11 @@
 package handoff
 
-import "strconv"
+import (
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
 
 // The names of rendered objects, derived from the job's name. They are the
 // names the operators use, so that scripts, dashboards and `kubectl logs
@@ -67,19 +72,29 @@ func WorkerHostParts(job string) (prefix, suffix string) {
 // (k8s.io/apiserver's names.MaxGeneratedNameLength, 63 - 5).
 const maxGeneratedName = 58
 
-// IndexedPodsPrefix is what the name of every pod of the Indexed Jobs jobs
-// starts with, each Job's indexes below completions, given prefix, what
-// every Job's name followed by "-" starts with. The Job controller names
+// generatedSuffix matches the 5 characters the API server appends to a
+// generated name (k8s.io/apimachinery's names.SimpleNameGenerator, from
+// utilrand's alphabet).
+const generatedSuffix = "[bcdfghjklmnpqrstvwxz2456789]{5}"
+
+// IndexedPodNames is a regular expression (RE2, anchored) that the name of
+// every pod of the Indexed Jobs jobs matches, each Job's indexes below
+// completions, and as few other names as it can: the Job controller names
 // index i's pods <Job>-<i>-<5 random characters>, and when <Job>-<i>- is
 // longer than 58 characters keeps <i>- whole and cuts the Job's name
-// short: the prefix is then cut to what that leaves.
-func IndexedPodsPrefix(prefix string, completions int, jobs ...string) string {
-	index := len("-" + strconv.Itoa(max(completions-1, 0)) + "-")
-	n := len(prefix)
+// short. An index of d digits is matched as any d digits.
+func IndexedPodNames(completions int, jobs ...string) string {
+	digits := len(strconv.Itoa(max(completions-1, 0)))
+	var alternatives []string
 	for _, job := range jobs {
-		if len(job)+index > maxGeneratedName {
-			n = min(n, maxGeneratedName-index)
+		for d := 1; d <= digits; d++ {
+			base := job
+			if index := d + 2; len(base)+index > maxGeneratedName {
+				base = base[:maxGeneratedName-index]
+			}
+			alternatives = append(alternatives, regexp.QuoteMeta(base)+"-[0-9]{"+strconv.Itoa(d)+"}-")
 		}
 	}
-	return prefix[:n]
+	slices.Sort(alternatives)
+	return "^(" + strings.Join(slices.Compact(alternatives), "|") + ")" + generatedSuffix + "$"
 }

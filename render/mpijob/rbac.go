@@ -22,8 +22,8 @@ const maxRoleNameBytes = 256 << 10
 // controller makes up, so that a lost worker is made again and the
 // workers stop when the job ends: its Role cannot name them, lets the
 // launcher find (list) and exec into the namespace's pods, and says what
-// the workers' pods' names start with, <job>-worker-, for the admission
-// policy that holds the launcher to them (handoff.ExecPods).
+// the workers' pods' names are, <job>-worker-<i>-<5 characters>, for the
+// admission policy that holds the launcher to them (handoff.ExecPods).
 func launcherRBAC(job *Job) ([]*yaml.RNode, *field.Error) {
 	name := handoff.LauncherName(job.Name)
 	own := handoff.RoleLabels(job.Name, handoff.RoleLauncher)
@@ -34,7 +34,7 @@ func launcherRBAC(job *Job) ([]*yaml.RNode, *field.Error) {
 		if e != nil {
 			completions = int(e.Max)
 		}
-		return job.ExecAccess(name, own, handoff.IndexedPodsPrefix(workers+"-", completions, workers)), nil
+		return job.ExecAccess(name, own, handoff.IndexedPodNames(completions, workers)), nil
 	}
 	names := make([]string, e.Max)
 	size := 0

@@ -3,6 +3,7 @@ package mpijob
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -439,8 +440,8 @@ func TestKubectlExecMode(t *testing.T) {
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list"}},
 		{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: []string{"create", "get"}},
 	}, role.Rules)
-	assert.Equal(t, map[string]string{handoff.ExecPods: "pi-worker-"}, role.Annotations,
-		"what the workers' pods' names start with, for the admission policy that holds the launcher to them")
+	assert.Equal(t, map[string]string{handoff.ExecPods: handoff.IndexedPodNames(2, "pi-worker")}, role.Annotations,
+		"what the workers' pods' names are, for the admission policy that holds the launcher to them")
 	binding := decodeInto[rbacv1.RoleBinding](t, r.find("RoleBinding", "pi-launcher"))
 	assert.Equal(t, "pi-launcher", binding.Subjects[0].Name)
 	assert.Empty(t, binding.Subjects[0].Namespace, "RBAC reads it as the binding's own: the output stays portable")
@@ -491,7 +492,7 @@ func TestKubectlExecElasticRole(t *testing.T) {
 
 // Under Kueue an elastic job's workers are an Indexed Job of as many
 // indexes as the job may have workers: its Role reaches the namespace's
-// pods, and says what every worker's pod's name starts with.
+// pods, and says what every worker's pod's name is.
 func TestKubectlExecElasticUnderKueueRole(t *testing.T) {
 	b := newJob("pi").workers(2).kubectlExec("")
 	b.job.Options.ElasticWorkers = &handoff.Bounds{Min: 1, Max: 3}
@@ -499,17 +500,19 @@ func TestKubectlExecElasticUnderKueueRole(t *testing.T) {
 	r := renderJob(t, b.obj())
 	assert.Nil(t, r.find("StatefulSet", "pi-worker"))
 	role := decodeInto[rbacv1.Role](t, r.find("Role", "pi-launcher"))
-	assert.Equal(t, map[string]string{handoff.ExecPods: "pi-worker-"}, role.Annotations)
+	assert.Equal(t, map[string]string{handoff.ExecPods: handoff.IndexedPodNames(3, "pi-worker")}, role.Annotations)
 	assert.Contains(t, role.Rules[0].Verbs, "list", "kubexec.sh finds an Indexed Job's pod by its labels")
 }
 
 // A long name the Job controller cuts short in its pods' names: the
-// prefix is what is left of it.
-func TestKubectlExecPrefixOfALongName(t *testing.T) {
+// expression matches what is left of it.
+func TestKubectlExecPodsOfALongName(t *testing.T) {
 	name := strings.Repeat("a", 50)
 	r := renderJob(t, newJob(name).workers(2).kubectlExec("").obj())
 	role := decodeInto[rbacv1.Role](t, r.find("Role", name+"-launcher"))
-	assert.Equal(t, name+"-work", role.Annotations[handoff.ExecPods], "the Job controller names worker 1's pod "+name+"-work-1-<random>")
+	pods := regexp.MustCompile(role.Annotations[handoff.ExecPods])
+	assert.Regexp(t, pods, name+"-work-1-x7k2p", "the Job controller names worker 1's pod "+name+"-work-1-<random>")
+	assert.NotRegexp(t, pods, name+"-launcher-x7k2p")
 }
 
 func keys(items []corev1.KeyToPath) []string {

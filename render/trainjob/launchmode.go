@@ -163,7 +163,7 @@ func (j *Job) launchObjects(l *launch, p *plan) []*yaml.RNode {
 	case options.KubectlExec:
 		// The nodes are Indexed Jobs, <job>-node-<j>, whose pods' names
 		// the Job controller makes up: the Role reaches the namespace's
-		// pods, and says what the nodes' pods' names start with.
+		// pods, and says what the nodes' pods' names are.
 		var jobs []string
 		completions := 0
 		if i := p.index(nodeName); i >= 0 {
@@ -172,10 +172,10 @@ func (j *Job) launchObjects(l *launch, p *plan) []*yaml.RNode {
 			}
 			completions = int(p.counts[i])
 		}
-		prefix := handoff.IndexedPodsPrefix(j.Name+"-"+nodeName+"-", completions, jobs...)
+		pods := handoff.IndexedPodNames(completions, jobs...)
 		// Labelled as an MPIJob's launcher's are, whatever reads them.
 		launcher := merged(own, map[string]string{handoff.JobRoleLabel: handoff.RoleLauncher})
-		return j.ExecAccess(handoff.LauncherName(j.Name), launcher, prefix)
+		return j.ExecAccess(handoff.LauncherName(j.Name), launcher, pods)
 	case options.Rsh:
 		return []*yaml.RNode{j.AdmitOnly(handoff.RshPolicyName(j.Name), own,
 			map[string]string{jobSetNameLabel: j.Name, replicatedJobNameLabel: nodeName},

@@ -25,13 +25,13 @@ func (o Owner) ServiceAccountWithRole(name string, own map[string]string, rules 
 // that execs into its workers (ExecRules). When the render knows the
 // workers' pods' names, the Role grants them and nothing else; when it
 // does not (an Indexed Job's, named by the Job controller), the Role
-// reaches the namespace's pods, and carries the prefix every worker's pod
-// name starts with (handoff.ExecPods) for the admission policy that holds
-// the launcher to those pods.
-func (o Owner) ExecAccess(name string, own map[string]string, prefix string, names ...string) []*yaml.RNode {
+// reaches the namespace's pods, and carries the expression every worker's
+// pod name matches (handoff.ExecPods, handoff.IndexedPodNames) for the
+// admission policy that holds the launcher to those pods.
+func (o Owner) ExecAccess(name string, own map[string]string, pods string, names ...string) []*yaml.RNode {
 	objs := o.ServiceAccountWithRole(name, own, ExecRules(names...)...)
 	if len(names) == 0 {
-		Annotate(objs[1], map[string]string{handoff.ExecPods: prefix})
+		Annotate(objs[1], map[string]string{handoff.ExecPods: pods})
 	}
 	return objs
 }

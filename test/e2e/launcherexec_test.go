@@ -17,9 +17,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/test/cluster"
 	"github.com/trainfn/trainfn/test/testtool"
 )
@@ -41,8 +43,12 @@ func TestLauncherExecPolicy(t *testing.T) {
 	defer cancel()
 	require.NoError(t, serverSideApply(ctx, ns, objs))
 
-	worker, stranger, namesake := "noshd-worker-1-x7k2p", "database-0", "other-worker-0-x7k2p"
-	for _, name := range []string{worker, stranger, namesake} {
+	// Pods a launcher held to a name prefix would reach: another job's
+	// worker, and the pods of a job named as this one's workers,
+	// noshd-worker-b.
+	worker, stranger := "noshd-worker-1-x7k2p", "database-0"
+	others := []string{stranger, "other-worker-0-x7k2p", "noshd-worker-b-launcher-x7k2p", "noshd-worker-b-worker-0-x7k2p"}
+	for _, name := range append([]string{worker}, others...) {
 		_, err := kube.Client.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "registry.example/app:1"}}},
@@ -60,7 +66,7 @@ func TestLauncherExecPolicy(t *testing.T) {
 	})
 	require.NoError(t, err)
 
-	for _, name := range []string{stranger, namesake} {
+	for _, name := range others {
 		err := execInto(ctx, launcher, ns, name)
 		require.Error(t, err)
 		assert.True(t, apierrors.IsForbidden(err), "exec into %s: %v", name, err)
@@ -70,6 +76,39 @@ func TestLauncherExecPolicy(t *testing.T) {
 	require.Error(t, err, "the pod has no node to run the command on")
 	assert.False(t, apierrors.IsForbidden(err), "exec into its own worker %s was refused: %v", worker, err)
 	t.Logf("exec into its own worker %s passed admission: %v", worker, err)
+
+	// A launcher's Role of trainfn's that grants exec on every pod and
+	// says nothing of its workers, as trainfn rendered before it did: the
+	// policy cannot tell its workers, and refuses it every exec.
+	old := unstructuredRole(ns, "old-launcher")
+	require.NoError(t, serverSideApply(ctx, ns, old))
+	oldLauncher := launcherClient(t, ns, "old-launcher")
+	err = waitUntil("the old launcher's Role in force", func(ctx context.Context) error {
+		err := execInto(ctx, oldLauncher, ns, worker)
+		if !strings.Contains(err.Error(), "render the job again") {
+			return fmt.Errorf("exec as the old launcher: %v", err)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+}
+
+// unstructuredRole is a KubectlExec launcher's ServiceAccount, Role and
+// RoleBinding as trainfn rendered them before its Roles said what their
+// workers' pods are named.
+func unstructuredRole(ns, name string) []*unstructured.Unstructured {
+	labels := map[string]any{handoff.OperatorNameLabel: handoff.Operator, handoff.JobNameLabel: strings.TrimSuffix(name, "-launcher")}
+	meta := func() map[string]any { return map[string]any{"name": name, "namespace": ns, "labels": labels} }
+	return []*unstructured.Unstructured{
+		{Object: map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta()}},
+		{Object: map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": meta(), "rules": []any{
+			map[string]any{"apiGroups": []any{""}, "resources": []any{"pods"}, "verbs": []any{"get", "list"}},
+			map[string]any{"apiGroups": []any{""}, "resources": []any{"pods/exec"}, "verbs": []any{"create", "get"}},
+		}}},
+		{Object: map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": meta(),
+			"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": name},
+			"subjects": []any{map[string]any{"kind": "ServiceAccount", "name": name}}}},
+	}
 }
 
 // launcherClient signs in as a ServiceAccount of ns with a token the API

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -36,8 +37,8 @@ func TestKubectlExecLauncherRBAC(t *testing.T) {
 	t.Parallel()
 	objs, ns, other := applyGolden(t, "mpijob-kubectl-exec")
 	role := objectNamed(t, objs, "Role", "noshd-launcher")
-	assert.Equal(t, "noshd-worker-", role.GetAnnotations()[handoff.ExecPods],
-		"the prefix every worker's pod name starts with, for the admission policy")
+	assert.Equal(t, handoff.IndexedPodNames(2, "noshd-worker"), role.GetAnnotations()[handoff.ExecPods],
+		"what every worker's pod name is, for the admission policy")
 
 	launcher := serviceAccount{namespace: ns, name: "noshd-launcher"}
 	// The workers are an Indexed Job, whose pods' names the Job
@@ -218,17 +219,19 @@ func reviewAccess(t *testing.T, launcher serviceAccount, ns string, cases []acce
 	}
 }
 
-// checkExecPods holds the name the launcher's Role says every pod it may
-// exec into starts with (handoff.ExecPods), for the admission policy that
+// checkExecPods holds what the launcher's Role says the name of every pod
+// it may exec into is (handoff.ExecPods), for the admission policy that
 // keeps it to them, to the names the Job controller gave the job's
-// workers' pods: a worker whose name did not start with it would be one
-// the launcher could not reach.
+// workers' pods: a worker whose name did not match would be one the
+// launcher could not reach.
 func checkExecPods(t *testing.T, objs []*unstructured.Unstructured, workers []*corev1.Pod) {
 	for _, obj := range objs {
-		prefix, ok := obj.GetAnnotations()[handoff.ExecPods]
+		pattern, ok := obj.GetAnnotations()[handoff.ExecPods]
 		if obj.GetKind() != "Role" || !ok {
 			continue
 		}
+		pods, err := regexp.Compile(pattern)
+		require.NoError(t, err, "Role %s: %s", obj.GetName(), handoff.ExecPods)
 		job := obj.GetLabels()[handoff.JobNameLabel]
 		n := 0
 		for _, pod := range workers {
@@ -236,10 +239,11 @@ func checkExecPods(t *testing.T, objs []*unstructured.Unstructured, workers []*c
 				continue
 			}
 			n++
-			assert.True(t, strings.HasPrefix(pod.Name, prefix),
-				"worker pod %s does not start with %q, which Role %s says every pod its launcher may exec into starts with", pod.Name, prefix, obj.GetName())
+			assert.Regexp(t, pods, pod.Name,
+				"worker pod %s does not match what Role %s says every pod its launcher may exec into is", pod.Name, obj.GetName())
 		}
-		t.Logf("Role %s: the %d worker pods of job %s start with %q", obj.GetName(), n, job, prefix)
+		require.NotZero(t, n, "Role %s: no worker pod of job %s to hold its expression to", obj.GetName(), job)
+		t.Logf("Role %s: the %d worker pods of job %s match %q", obj.GetName(), n, job, pattern)
 	}
 }
 
