@@ -75,6 +75,8 @@ func TestRBACIsWhatTheCodeNeeds(t *testing.T) {
 			reconciler.Features{DIServer: true, Lease: release}},
 		{"DIJobs without the DI server", []string{"--set", "diJobs.enabled=true,diServer.enabled=false"},
 			reconciler.Features{Allocator: true, Lease: release}},
+		{"DIJobs, every namespace's pods counted", []string{"--set", "diJobs.enabled=true,allocator.countEveryNamespace=true"},
+			reconciler.Features{DIServer: true, Allocator: true, EveryNamespace: true, Lease: release}},
 		{"the DI server and allocator asked for without DIJobs", []string{"--set", "diServer.enabled=true,allocator.enabled=true"},
 			reconciler.Features{Lease: release}},
 		{"without leader election", []string{"--set", "leaderElection.enabled=false"}, reconciler.Features{}},

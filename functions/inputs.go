@@ -52,7 +52,9 @@ func readRest(name string, r io.Reader, data []byte) ([]byte, *Diagnostic, error
 		if len(data) == cap(data) {
 			data = append(data, 0)[:len(data)]
 		}
-		n, err := r.Read(data[len(data):cap(data)])
+		// Never more than one byte past the bound, however append grew
+		// the buffer.
+		n, err := r.Read(data[len(data):min(cap(data), MaxInputBytes+1)])
 		data = data[:len(data)+n]
 		switch {
 		case len(data) > MaxInputBytes:
@@ -235,12 +237,12 @@ func (d *directory) read(root *os.Root, file dirFile) ([]byte, *Diagnostic, erro
 	name := filepath.Join(d.name, file.at)
 	f, err := root.OpenFile(file.open, os.O_RDONLY|nonBlocking, 0)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if !info.Mode().IsRegular() {
 		return nil, &Diagnostic{Severity: Error, Source: Source{Path: name},

@@ -25,6 +25,9 @@ type Features struct {
 	// TokenReview: the DI server reviews bearer tokens.
 	TokenReview bool
 	Allocator   bool
+	// EveryNamespace: the allocator counts every namespace's pods, though
+	// the reconciler watches some namespaces only.
+	EveryNamespace bool
 	// Lease is the leader election Lease's name; "" runs no election.
 	Lease string
 }
@@ -62,7 +65,11 @@ func GrantsOf(f Features) Grants {
 	}
 	if f.Allocator {
 		watched = append(watched, allocation.Rules...)
+		watched = append(watched, gates.PinningRules...)
 		cluster = append(cluster, allocation.NodeRules...)
+		if f.EveryNamespace {
+			cluster = append(cluster, allocation.EveryNamespaceRules...)
+		}
 	}
 	if f.Lease != "" {
 		// Creation cannot be limited by name: the Lease does not exist yet.

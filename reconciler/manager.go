@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -119,7 +120,7 @@ func NewManager(config *rest.Config, opts Options) (ctrl.Manager, error) {
 			return nil, err
 		}
 	}
-	if err := addDIServer(mgr, opts); err != nil {
+	if err := addDIServer(mgr, opts, m.Writes); err != nil {
 		return nil, err
 	}
 	r := newReconciler(mgr, writer, events, m, alloc)
@@ -207,14 +208,14 @@ func newAllocation(mgr ctrl.Manager, opts Options, writer write.Writer, events r
 // addDIServer serves the DI server API, on every replica: the API's
 // writes are conditional on what they read, so replicas cannot undo each
 // other's.
-func addDIServer(mgr ctrl.Manager, opts Options) error {
+func addDIServer(mgr ctrl.Manager, opts Options, writes *prometheus.CounterVec) error {
 	if opts.DIServerAddress == "0" || opts.DIServerAddress == "" {
 		return nil
 	}
 	api, err := diserver.New(diserver.Config{
 		Cache: mgr.GetClient(), Live: mgr.GetAPIReader(), Writer: mgr.GetClient(),
 		Namespaces: opts.Namespaces, Log: mgr.GetLogger().WithName("di-server"),
-		Metrics: diserver.NewMetrics(crmetrics.Registry), Policy: opts.DIServer,
+		Metrics: diserver.NewMetrics(crmetrics.Registry), Writes: writes, Policy: opts.DIServer,
 	})
 	if err != nil {
 		return err

@@ -286,3 +286,10 @@ var Rules = []rbacv1.PolicyRule{
 var NodeRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"list", "watch"}},
 }
+
+// EveryNamespaceRules let an allocator whose reconciler watches some
+// namespaces count the pods of every namespace on the nodes, as it does
+// when every namespace is watched (eachBoundPod).
+var EveryNamespaceRules = []rbacv1.PolicyRule{
+	{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}},
+}

@@ -151,14 +151,14 @@ func (c *Cleaner) markEnded(ctx context.Context, w client.Object, mark map[strin
 	return c.Writer.MergePatch(ctx, w, map[string]any{"metadata": mark})
 }
 
-// KueueQueueLabel queues a Job for Kueue, which then manages it whole.
-const KueueQueueLabel = "kueue.x-k8s.io/queue-name"
+// kueueQueueLabel queues a Job for Kueue, which then manages it whole.
+const kueueQueueLabel = "kueue.x-k8s.io/queue-name"
 
 // resizedByKueue tells whether a Job is elastic workers Kueue manages and
 // resizes. A job of a fixed size is queued as a pod group instead, whose
 // Jobs Kueue leaves alone.
 func resizedByKueue(w *batchv1.Job) bool {
-	return w.Labels[KueueQueueLabel] != "" && observed.IsElasticWorkers(w)
+	return w.Labels[kueueQueueLabel] != "" && observed.IsElasticWorkers(w)
 }
 
 // halted tells whether a workers' Job was stopped: suspended, or, if Kueue

@@ -20,7 +20,7 @@ type Policy struct {
 	WriteBurst int
 	// TokenReview also serves callers that present a bearer token issued
 	// for Audience, authenticated by a TokenReview and authorized by a
-	// SubjectAccessReview (see authorizer). Off, only the job's own pods
+	// SubjectAccessReview (see reviewer). Off, only the job's own pods
 	// may call about a job.
 	TokenReview bool
 }

@@ -2,13 +2,11 @@ package diserver
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainfn/trainfn/render/handoff"
@@ -64,11 +62,7 @@ func (s *server) patch(ctx context.Context, obj client.Object, fields map[string
 		fields["metadata"] = metadata
 	}
 	metadata["resourceVersion"] = obj.GetResourceVersion()
-	raw, err := json.Marshal(fields)
-	if err != nil {
-		return err
-	}
-	return s.writer.Patch(ctx, obj, client.RawPatch(types.MergePatchType, raw), client.FieldOwner(FieldManager))
+	return s.written.MergePatch(ctx, obj, fields)
 }
 
 // scalable gives the job's bounds when the API may change the count of

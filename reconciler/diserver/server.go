@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/trainfn/trainfn/reconciler/write"
 	"github.com/trainfn/trainfn/render/handoff"
 )
 
@@ -38,6 +40,9 @@ type Config struct {
 	Log        logr.Logger
 	// Metrics, when set, count requests and workers changed.
 	Metrics *Metrics
+	// Writes, when set, counts the writes by kind of object, with the
+	// reconciler's other writes (trainfn_writes_total).
+	Writes *prometheus.CounterVec
 	// Policy says who may call and how often.
 	Policy Policy
 }
@@ -57,10 +62,11 @@ const (
 // server answers the DI server API.
 type server struct {
 	cache, live client.Reader
-	writer      client.Client
-	namespaces  []string
-	log         logr.Logger
-	metrics     *Metrics
+	// written patches, counted with the reconciler's other writes.
+	written    write.Writer
+	namespaces []string
+	log        logr.Logger
+	metrics    *Metrics
 	// writes bounds the requests that write to the API server.
 	writes *bucket
 	// reviewer, with Policy.TokenReview, serves bearer-token callers.
@@ -85,8 +91,12 @@ func New(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	writes := cfg.Writes
+	if writes == nil {
+		writes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trainfn_writes_total"}, []string{"kind"})
+	}
 	s := &server{
-		cache: cfg.Cache, live: cfg.Live, writer: cfg.Writer,
+		cache: cfg.Cache, live: cfg.Live, written: write.Writer{Client: cfg.Writer, Writes: writes},
 		namespaces: slices.Clone(cfg.Namespaces),
 		log:        cfg.Log, metrics: cfg.Metrics,
 		writes: newBucket(policy.WriteRate, policy.WriteBurst, "writes"),

@@ -27,11 +27,15 @@ import (
 )
 
 // Rules are the rights the gates need: patch a gated pod (its gates, its
-// node affinity, the trainfn.dev/pinned-at mark); record the nodes given
-// out on a preemptible DIJob's StatefulSet, read live first so that no
-// other index's node is lost.
+// node affinity, the trainfn.dev/pinned-at mark).
 var Rules = []rbacv1.PolicyRule{
 	{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"patch"}},
+}
+
+// PinningRules are the rights pinning needs besides, with an allocator
+// only: record the nodes given out on a preemptible DIJob's StatefulSet,
+// read live first so that no other index's node is lost.
+var PinningRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"apps"}, Resources: []string{"statefulsets"}, Verbs: []string{"get", "patch"}},
 }
 

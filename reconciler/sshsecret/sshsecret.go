@@ -88,20 +88,33 @@ func (e *Ensurer) ensure(ctx context.Context, j *observed.Job, name string) erro
 	switch err := e.Writer.Create(ctx, secret); {
 	case apierrors.IsAlreadyExists(err):
 		// Supplied by the user, or made before: it stands.
+	case apierrors.IsForbidden(err) || apierrors.IsInvalid(err):
+		// A quota, an admission policy or a webhook refuses it (the
+		// Secret itself is valid), and the reconciler cannot tell whether
+		// the user supplied one: said once, not sent again at every event
+		// of the job.
+		log.FromContext(ctx).Info("the job's SSH Secret was refused", "secret", name, "reason", err.Error())
+		e.toLaunchers(j, corev1.EventTypeWarning, "SSHSecretRefused",
+			"could not create Secret %s, which the job's pods mount, unless it exists already: %v", name, err)
 	case err != nil:
 		return fmt.Errorf("creating Secret %s: %w", name, err)
 	default:
 		e.Created.Inc()
 		log.FromContext(ctx).Info("created the job's SSH Secret", "secret", name)
-		for i := range j.Jobs {
-			if j.Jobs[i].Labels[handoff.JobRoleLabel] == handoff.RoleLauncher {
-				e.Recorder.Eventf(&j.Jobs[i], nil, corev1.EventTypeNormal, "SSHSecretCreated", "Create",
-					"created Secret %s with a new Ed25519 key: none was supplied", name)
-			}
-		}
+		e.toLaunchers(j, corev1.EventTypeNormal, "SSHSecretCreated", "created Secret %s with a new Ed25519 key: none was supplied", name)
 	}
 	e.tried.Store(key, true)
 	return nil
+}
+
+// toLaunchers records an event on the job's launcher Jobs, where a user
+// looks first when the job does not start.
+func (e *Ensurer) toLaunchers(j *observed.Job, kind, reason, note string, args ...any) {
+	for i := range j.Jobs {
+		if j.Jobs[i].Labels[handoff.JobRoleLabel] == handoff.RoleLauncher {
+			e.Recorder.Eventf(&j.Jobs[i], nil, kind, reason, "Create", note, args...)
+		}
+	}
 }
 
 // mountedBy are the owner references of every workload that mounts the

@@ -1,7 +1,8 @@
 // Package write makes the reconciler's writes: merge patches of only the
 // fields it owns, creations and deletions, each under the reconciler's
 // field manager and counted by kind of object. Every concern writes
-// through it, so that what the reconciler writes is counted in one place.
+// through it, the DI server too, so that what the reconciler writes is
+// counted in one place.
 package write
 
 import (

@@ -5,8 +5,10 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -16,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/trainfn/trainfn/render/handoff"
@@ -136,17 +139,24 @@ func attempts(ns string, j *job, v victimObjects) []attempt {
 			return err
 		}
 	}
-	sshSecret := func(name string, labels map[string]string) func(context.Context, kubernetes.Interface) error {
+	generated := handoff.JobLabels(j.name)
+	generated[handoff.GeneratedSSH] = "ssh"
+	// sshSecret is the job's SSH Secret as the reconciler makes it, but
+	// for what change does.
+	sshSecret := func(change func(*corev1.Secret)) func(context.Context, kubernetes.Interface) error {
 		return func(ctx context.Context, as kubernetes.Interface) error {
-			_, err := as.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
-				ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Type: corev1.SecretTypeSSHAuth, Immutable: new(true),
+			s := &corev1.Secret{
+				ObjectMeta: metav1.ObjectMeta{Name: j.name + "-ssh", Labels: maps.Clone(generated), OwnerReferences: []metav1.OwnerReference{{
+					APIVersion: "batch/v1", Kind: "Job", Name: handoff.LauncherName(j.name), UID: "00000000-0000-0000-0000-000000000001",
+				}}},
+				Type: corev1.SecretTypeSSHAuth, Immutable: new(true),
 				Data: map[string][]byte{corev1.SSHAuthPrivateKey: []byte("key")},
-			}, metav1.CreateOptions{})
+			}
+			change(s)
+			_, err := as.CoreV1().Secrets(ns).Create(ctx, s, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 			return err
 		}
 	}
-	generated := handoff.JobLabels(j.name)
-	generated[handoff.GeneratedSSH] = "ssh"
 	return []attempt{
 		{"mint a token Secret for a cluster-admin ServiceAccount in kube-system", tokenSecret(metav1.NamespaceSystem)},
 		{"mint a token Secret in a watched namespace", tokenSecret(ns)},
@@ -158,8 +168,13 @@ func attempts(ns string, j *job, v victimObjects) []attempt {
 			_, err := as.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{})
 			return err
 		}},
-		{"create an SSH Secret named for no job of its labels", sshSecret("stolen-ssh", generated)},
-		{"create an SSH Secret without trainfn's labels", sshSecret(j.name+"-ssh", nil)},
+		{"create an SSH Secret named for no job of its labels", sshSecret(func(s *corev1.Secret) { s.Name = "stolen-ssh" })},
+		{"create an SSH Secret without trainfn's labels", sshSecret(func(s *corev1.Secret) { s.Labels = nil })},
+		{"create an SSH Secret that nothing owns, which would outlive the job", sshSecret(func(s *corev1.Secret) { s.OwnerReferences = nil })},
+		{"create an SSH Secret with an annotation, for a replicator to copy", sshSecret(func(s *corev1.Secret) {
+			s.Annotations = map[string]string{"replicator.v1.mittwald.de/replicate-to": "*"}
+		})},
+		{"create an SSH Secret holding more than a key", sshSecret(func(s *corev1.Secret) { s.Data["token"] = []byte("x") })},
 		{"patch kube-system/coredns", patch(func(ctx context.Context, as kubernetes.Interface, b []byte) error {
 			_, err := as.CoreV1().ConfigMaps(v.coreDNSNS).Patch(ctx, v.coreDNS, merge, b, opts)
 			return err
@@ -217,6 +232,38 @@ func attempts(ns string, j *job, v victimObjects) []attempt {
 			_, err := as.BatchV1().Jobs(ns).Patch(ctx, handoff.LauncherName(j.name), merge, b, opts)
 			return err
 		}, `{"metadata":{"labels":{"training.kubeflow.org/job-name":"other"}}}`)},
+		{"resume a Job its user suspended", func(ctx context.Context, as kubernetes.Interface) error {
+			// Suspended and resumed by its user around the attempt, so
+			// that the job runs on for the work that follows.
+			jobs, launcher := kube.Client.BatchV1().Jobs(ns), handoff.LauncherName(j.name)
+			if _, err := jobs.Patch(ctx, launcher, merge, []byte(`{"spec":{"suspend":true}}`), opts); err != nil {
+				return fmt.Errorf("suspending the launcher as its user: %w", err)
+			}
+			defer func() {
+				_, _ = jobs.Patch(context.Background(), launcher, merge, []byte(`{"spec":{"suspend":false}}`), opts)
+			}()
+			_, err := as.BatchV1().Jobs(ns).Patch(ctx, launcher, merge, []byte(`{"spec":{"suspend":false}}`), opts)
+			return err
+		}},
+		{"let a worker of the job tolerate every taint", func(ctx context.Context, as kubernetes.Interface) error {
+			worker := handoff.WorkerHostname(j.name, 0)
+			if err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+				_, err := kube.Client.CoreV1().Pods(ns).Get(ctx, worker, metav1.GetOptions{})
+				return err == nil, nil
+			}); err != nil {
+				return fmt.Errorf("no pod %s to try on: %w", worker, err)
+			}
+			add := `[{"op":"add","path":"/spec/tolerations/-","value":{"operator":"Exists"}}]`
+			_, err := as.CoreV1().Pods(ns).Patch(ctx, worker, types.JSONPatchType, []byte(add), opts)
+			return err
+		}},
+		{"delete the job's ConfigMap", func(ctx context.Context, as kubernetes.Interface) error {
+			return as.CoreV1().ConfigMaps(ns).Delete(ctx, handoff.ConfigMapName(j.name), metav1.DeleteOptions{})
+		}},
+		{"run a command in a worker of the job", func(ctx context.Context, as kubernetes.Interface) error {
+			return as.CoreV1().RESTClient().Post().Namespace(ns).Resource("pods").Name(handoff.WorkerHostname(j.name, 0)).
+				SubResource("exec").Param("command", "true").Param("stdout", "true").Do(ctx).Error()
+		}},
 		{"bind itself a role", func(ctx context.Context, as kubernetes.Interface) error {
 			_, err := as.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
 				ObjectMeta: metav1.ObjectMeta{Name: "more"},

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"golang.org/x/crypto/ssh"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -133,4 +134,95 @@ func TestSSHSecretSupplied(t *testing.T) {
 	if strings.Contains(r.stderr.String(), "PRIVATE KEY") {
 		t.Error("the reconciler logged the user's key")
 	}
+}
+
+// TestSSHSecretRefused: where the API server refuses the job's SSH Secret
+// (here a cluster's own admission policy against SSH keys in Secrets;
+// elsewhere a quota or a webhook), the reconciler says so once, on the
+// launcher's Job, and does not send the Secret again at every event of the
+// job; its other work goes on.
+func TestSSHSecretRefused(t *testing.T) {
+	t.Parallel()
+	ns := kube.Namespace(t)
+	refuseSSHSecrets(t, ns)
+	j := deploy(t, ns, elasticMPIJob)
+	r := startReconciler(t, ns)
+	j.waitDiscovery(t, 0, 1)
+	j.keep(t, 2)
+	j.scale(t, 3)
+	j.waitDiscovery(t, 0, 1, 2)
+	eventually(t, "a warning that the Secret was refused", func(ctx context.Context) error {
+		events, err := kube.Client.EventsV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=SSHSecretRefused"})
+		if err != nil {
+			return err
+		}
+		if len(events.Items) == 0 {
+			return fmt.Errorf("no SSHSecretRefused event")
+		}
+		if e := events.Items[0]; e.Regarding.Name != j.name+"-launcher" || e.Type != corev1.EventTypeWarning {
+			return giveUp(fmt.Errorf("the event is a %s on %s %s", e.Type, e.Regarding.Kind, e.Regarding.Name))
+		}
+		return nil
+	})
+	ctx, cancel := timeout()
+	defer cancel()
+	n, err := r.metric(ctx, "trainfn_writes_total", "kind", "Secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 1 {
+		t.Errorf("the reconciler sent the Secret %v times through the job's events, want once", n)
+	}
+}
+
+// refuseSSHSecrets has the API server refuse every kubernetes.io/ssh-auth
+// Secret in ns, as a cluster's own admission policy may, from the moment
+// it returns.
+func refuseSSHSecrets(t *testing.T, ns string) {
+	t.Helper()
+	ctx, cancel := timeout()
+	defer cancel()
+	name := "no-ssh-keys-" + ns
+	admission := kube.Client.AdmissionregistrationV1()
+	_, err := admission.ValidatingAdmissionPolicies().Create(ctx, &admissionv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionv1.RuleWithOperations{
+					Operations: []admissionv1.OperationType{admissionv1.Create},
+					Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"secrets"}},
+				},
+			}}},
+			Validations: []admissionv1.Validation{{Expression: "object.type != 'kubernetes.io/ssh-auth'", Message: "no SSH keys in Secrets here"}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = admission.ValidatingAdmissionPolicyBindings().Create(ctx, &admissionv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        name,
+			ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny},
+			MatchResources: &admissionv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{"kubernetes.io/metadata.name": ns},
+			}},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = admission.ValidatingAdmissionPolicyBindings().Delete(context.Background(), name, metav1.DeleteOptions{})
+		_ = admission.ValidatingAdmissionPolicies().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	probe := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "probe"}, Type: corev1.SecretTypeSSHAuth,
+		Data: map[string][]byte{corev1.SSHAuthPrivateKey: []byte("key")}}
+	eventually(t, "the policy against SSH keys in force", func(ctx context.Context) error {
+		_, err := kube.Client.CoreV1().Secrets(ns).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if !apierrors.IsInvalid(err) {
+			return fmt.Errorf("an SSH Secret was not refused as the policy refuses it: %v", err)
+		}
+		return nil
+	})
 }

@@ -148,14 +148,14 @@ objects and the fields the reconciler owns, which RBAC cannot select.
 - apiGroups: [""]
   resources: [configmaps]
   verbs: [list, watch, patch]
-# get: the allocation recorded, read live before a gated pod is pinned
-# (gates), a StatefulSet read again after a write lost a race (the DI
-# server); patch: the worker count and the run's marks (scaling), replicas
-# 0 at the end (cleanup), a DIJob's phase (diphase), its profilings and
-# worker count (the DI server), the allocator's count and nodes.
+# patch: the worker count and the run's marks (scaling), replicas 0 at the
+# end (cleanup), a DIJob's phase (diphase), its profilings and worker count
+# (the DI server), the allocator's count and nodes; get, with DIJobs: the
+# allocation recorded, read live before a gated pod is pinned (gates), a
+# StatefulSet read again after a write lost a race (the DI server).
 - apiGroups: [apps]
   resources: [statefulsets]
-  verbs: [get, list, watch, patch]
+  verbs: [list, watch, patch{{ if or (eq (include "trainfn-reconciler.diServerOn" .) "true") (eq (include "trainfn-reconciler.allocatorOn" .) "true") }}, get{{ end }}]
 # patch: suspend or resize the workers' Job at the end and mark it ended
 # (cleanup), an elastic Job's parallelism under Kueue (scaling), a DIJob's
 # phase (diphase) and profilings (the DI server); get: a Job read again
