@@ -40,9 +40,9 @@ func TestIndexedPodNames(t *testing.T) {
 			[]string{"pi-launcher-x7k2p", "pi-worker-b-launcher-x7k2p", "pi-worker-b-worker-0-x7k2p", "pi-worker-0-x7k2pp", "pi-worker-10-x7k2p", "pi-worker-0-aaaaa"}},
 		"a TrainJob's nodes": {3, []string{"exec-node-0", "exec-node-1"}, `^(exec-node-0-[0-9]{1}-|exec-node-1-[0-9]{1}-)[bcdfghjklmnpqrstvwxz2456789]{5}$`,
 			[]string{"exec-node-2-0-x7k2p", "exec-launcher-0-0-x7k2p", "exec-node-0-x7k2p"}},
-		"no pod":        {0, []string{"pi-worker"}, `^(pi-worker-[0-9]{1}-)[bcdfghjklmnpqrstvwxz2456789]{5}$`, nil},
-		"more digits":   {12, []string{"pi-worker"}, `^(pi-worker-[0-9]{1}-|pi-worker-[0-9]{2}-)[bcdfghjklmnpqrstvwxz2456789]{5}$`, []string{"pi-worker-123-x7k2p"}},
-		"a dot escaped": {1, []string{"a.b-worker"}, `^(a\.b-worker-[0-9]{1}-)[bcdfghjklmnpqrstvwxz2456789]{5}$`, []string{"axb-worker-0-x7k2p"}},
+		"no pod":                         {0, []string{"pi-worker"}, `^(pi-worker-[0-9]{1}-)[bcdfghjklmnpqrstvwxz2456789]{5}$`, nil},
+		"more digits":                    {12, []string{"pi-worker"}, `^(pi-worker-[0-9]{1}-|pi-worker-[0-9]{2}-)[bcdfghjklmnpqrstvwxz2456789]{5}$`, []string{"pi-worker-123-x7k2p"}},
+		"a dot escaped":                  {1, []string{"a.b-worker"}, `^(a\.b-worker-[0-9]{1}-)[bcdfghjklmnpqrstvwxz2456789]{5}$`, []string{"axb-worker-0-x7k2p"}},
 		"a name the Job controller cuts": {100, []string{long + "-worker"}, "", []string{long + "-worker-0-x7k2p"}},
 		"two Jobs, one cut":              {2, []string{long + "-node-0", "short-node-1"}, "", []string{long + "-node-0-0-x7k2p"}},
 	} {
