@@ -55,6 +55,8 @@ exec 9>"$node/rootfs.lock"
 flock 9
 if [[ "$(cat "$node/rootfs.version" 2>/dev/null)" != "$want" ]]; then
 	echo "node-images: debootstrap $suite with $packages (minutes, once)" >&2
+	# A debootstrap cut short leaves the half-built tree's /proc mounted.
+	awk -v dir="$rootfs.tmp/" 'index($2, dir) == 1 { print $2 }' /proc/mounts | sort -r | xargs -r -n1 umount
 	rm -rf "$rootfs" "$rootfs.tmp"
 	build_rootfs "$rootfs.tmp"
 	mv "$rootfs.tmp" "$rootfs"
