@@ -21,8 +21,10 @@ var kube *cluster.Cluster
 
 // fakeNodes are enough nodes of 8 GPUs each for the largest output,
 // testdata/v1alpha1-gpus-split's 16 workers of 8 GPUs, a node each, applied
-// by both routes at once, beside the other outputs applied in parallel.
-const fakeNodes = 40
+// by both routes at once, beside the other outputs applied in parallel,
+// whose pods hold their GPUs until their namespace is gone: with 40, a
+// loaded machine left the split's last workers without a node.
+const fakeNodes = 64
 
 // nodeResources are what the vendor samples among the outputs ask of a
 // node beyond the default fake node's, so that their pods are placed:
