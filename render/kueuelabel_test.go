@@ -101,3 +101,27 @@ func writeCase(t *testing.T, dir string, change func(job *yaml.RNode), spec stri
 	require.NoError(t, os.WriteFile(filepath.Join(to, "config.yaml"), []byte(config), 0o644))
 	return to
 }
+
+// Jobs Kueue admits one by one, as an elastic job's, carry the queue:
+// Kueue manages them and resumes them on admission, so they stay
+// suspended as the job asks, and nothing is said of it.
+func TestKueueResumesTheJobsItAdmitsOneByOne(t *testing.T) {
+	dir := writeCase(t, "mpijob/testdata/v1/mpijob-elastic", func(job *yaml.RNode) {
+		require.NoError(t, job.SetLabels(map[string]string{kueueQueueLabel: "user-queue"}))
+		require.NoError(t, job.PipeE(yaml.LookupCreate(yaml.MappingNode, "spec", "runPolicy"), yaml.SetField("suspend", yaml.MustParse("true"))))
+	}, "spec: {}")
+	out, diags := functionstest.RunCase(t, dir)
+	assert.NotContains(t, diags, "suspend")
+	nodes, err := kio.FromBytes([]byte(out))
+	require.NoError(t, err)
+	jobs := 0
+	for _, o := range nodes {
+		if o.GetKind() == "Job" {
+			jobs++
+			suspend, err := o.Pipe(yaml.Lookup("spec", "suspend"))
+			require.NoError(t, err)
+			assert.Equal(t, "true", yaml.GetValue(suspend), "Job %s", o.GetName())
+		}
+	}
+	assert.Equal(t, 2, jobs)
+}

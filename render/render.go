@@ -170,6 +170,9 @@ func run(kind Kind, valid *schemas.Validated, opts options.Options) (result.Outp
 		scheduling, gangWarnings, errs = gang.Render(g, gangOpts)
 		out.Objects = append(out.Objects, scheduling...)
 		out.Warnings = slices.Concat(out.Warnings, gangWarnings, downward.Check(g.Members))
+		if gangOpts.Scheduler == options.Kueue {
+			out.Warnings = append(out.Warnings, admittedByKueue(doc, out.Objects)...)
+		}
 	}
 	if len(errs) > 0 || len(meta) > 0 {
 		return result.Output{Warnings: append(warnings, leftovers...)}, append(meta, errs...)
