@@ -145,7 +145,7 @@ func (r Registry) Render(doc *yaml.RNode, opts options.Options, v *schemas.Valid
 // as the API server would report them together.
 func run(kind Kind, valid *schemas.Validated, opts options.Options) (result.Output, field.ErrorList) {
 	doc := valid.Doc
-	// What the job's metadata says that the render does not pass on.
+	// What the job's document carries that the render ignores or does not pass on.
 	leftovers := append(leftoverWarnings(doc), kueueKeyWarnings(doc)...)
 	meta := metadataErrors(doc)
 	opts, errs := opts.ForJob(annotations(doc), labels(doc))
