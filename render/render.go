@@ -145,9 +145,10 @@ func (r Registry) Render(doc *yaml.RNode, opts options.Options, v *schemas.Valid
 // as the API server would report them together.
 func run(kind Kind, valid *schemas.Validated, opts options.Options) (result.Output, field.ErrorList) {
 	doc := valid.Doc
-	leftovers := leftoverWarnings(doc)
+	// What the job's document carries that the render ignores or does not pass on.
+	leftovers := append(leftoverWarnings(doc), kueueKeyWarnings(doc)...)
 	meta := metadataErrors(doc)
-	opts, errs := opts.ForJob(annotations(doc))
+	opts, errs := opts.ForJob(annotations(doc), labels(doc))
 	if len(errs) > 0 {
 		return result.Output{Warnings: leftovers}, append(meta, errs...)
 	}
@@ -169,6 +170,9 @@ func run(kind Kind, valid *schemas.Validated, opts options.Options) (result.Outp
 		scheduling, gangWarnings, errs = gang.Render(g, gangOpts)
 		out.Objects = append(out.Objects, scheduling...)
 		out.Warnings = slices.Concat(out.Warnings, gangWarnings, downward.Check(g.Members))
+		if gangOpts.Scheduler == options.Kueue {
+			out.Warnings = append(out.Warnings, admittedByKueue(doc, out.Objects)...)
+		}
 	}
 	if len(errs) > 0 || len(meta) > 0 {
 		return result.Output{Warnings: append(warnings, leftovers...)}, append(meta, errs...)
@@ -197,6 +201,16 @@ func annotations(doc *yaml.RNode) map[string]string {
 		return nil
 	}
 	return meta.Annotations
+}
+
+// labels are the job's own; none when its metadata cannot be read, which
+// the schema has refused.
+func labels(doc *yaml.RNode) map[string]string {
+	meta, err := doc.GetMeta()
+	if err != nil {
+		return nil
+	}
+	return meta.Labels
 }
 
 // placed positions errors in doc.

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/render/kueue"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/pod"
 	"github.com/trainfn/trainfn/render/result"
@@ -112,9 +113,9 @@ func Render(g Gang, opts options.Gang) ([]*yaml.RNode, []result.Warning, field.E
 		return nil, nil, field.ErrorList{field.Invalid(policyPath.Child("minAvailable"), minMember,
 			fmt.Sprintf("the job runs %d pods; a gang larger than the job would never be scheduled", total))}
 	}
-	queue := policy.Queue
-	if queue == "" {
-		queue = opts.Queue
+	queue, err := queueOf(policy, opts)
+	if err != nil {
+		return nil, nil, field.ErrorList{err}
 	}
 
 	// podGroup is the PodGroup of Volcano and scheduler-plugins, which
@@ -163,13 +164,14 @@ func Render(g Gang, opts options.Gang) ([]*yaml.RNode, []result.Warning, field.E
 			warnings = setScheduler(members, opts.SchedulerName, "")
 		}
 		if why := workloadByWorkload(members); why != "" {
-			split, errs := queueWorkloads(members, queue, why)
+			split, errs := queueWorkloads(members, queue, kueue.WorkloadLabels(owner.Labels), why)
 			if len(errs) > 0 {
 				return nil, nil, errs
 			}
 			warnings = append(warnings, split...)
 		} else {
 			kueuePodGroup(owner.Name, members, queue, total)
+			warnings = append(warnings, defaultQueueWarnings(queue, opts)...)
 		}
 		if policy.PriorityClass != "" {
 			for _, m := range members {
@@ -178,6 +180,25 @@ func Render(g Gang, opts options.Gang) ([]*yaml.RNode, []result.Warning, field.E
 		}
 	}
 	return objects, warnings, nil
+}
+
+// queueOf is the job's queue: the LocalQueue of Kueue's label on the job,
+// which Kueue reads, else the policy's, else the run's. A policy that
+// names another queue than the label is refused: the job would be queued
+// where its spec does not say.
+func queueOf(policy *Policy, opts options.Gang) (string, *field.Error) {
+	switch {
+	case opts.QueueLabel == "":
+	case policy.Queue == "" || policy.Queue == opts.QueueLabel:
+		return opts.QueueLabel, nil
+	default:
+		return "", field.Invalid(policyPath.Child("queue"), policy.Queue, fmt.Sprintf(
+			"the job's label %s names the LocalQueue %q, which Kueue reads: name the same queue in both, or only in the label", kueue.QueueLabel, opts.QueueLabel))
+	}
+	if policy.Queue != "" {
+		return policy.Queue, nil
+	}
+	return opts.Queue, nil
 }
 
 // setScheduler names the scheduler on every pod template.

@@ -2,11 +2,15 @@ package gang
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
+	"github.com/trainfn/trainfn/render/kueue"
+	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/render/workload"
 	"github.com/trainfn/trainfn/render/ynode"
@@ -15,7 +19,6 @@ import (
 // What Kueue reads on a job or a pod (Kueue's "Run Plain Pods" and
 // "MultiKueue" tasks).
 const (
-	kueueQueueLabel = "kueue.x-k8s.io/queue-name"
 	// KueuePodGroupLabel names a pod's Kueue pod group, and so the group's
 	// Workload; gitops.Stamp makes it the job's revision's.
 	KueuePodGroupLabel       = "kueue.x-k8s.io/pod-group-name"
@@ -42,7 +45,7 @@ const (
 // would be held for good.
 func kueuePodGroup(name string, members []Member, queue string, total int32) {
 	for _, m := range members {
-		m.Template.AddLabels(map[string]string{kueueQueueLabel: queue, KueuePodGroupLabel: name}, true)
+		m.Template.AddLabels(map[string]string{kueue.QueueLabel: queue, KueuePodGroupLabel: name}, true)
 		m.Template.AddAnnotations(map[string]string{
 			kueuePodGroupTotalCount: strconv.Itoa(int(total)),
 			kueueRetriableInGroup:   "false",
@@ -66,17 +69,22 @@ func workloadByWorkload(members []Member) string {
 	return ""
 }
 
-// queueWorkloads labels each workload with the queue, so Kueue admits
-// each one as a Workload of its own, and says why: the job is then not
-// one gang under Kueue. A resized Job is an elastic Job to Kueue, whose
-// Workload follows its size; Kueue refuses to resize a StatefulSet other
-// than to or from zero, which the render says.
-func queueWorkloads(members []Member, queue, why string) ([]result.Warning, field.ErrorList) {
+// queueWorkloads labels each workload with the queue, and with the job's
+// labels that describe its Workload (its priority, its time limit), so
+// Kueue admits each one as a Workload of its own, and says why: the job is
+// then not one gang under Kueue. A resized Job is an elastic Job to Kueue,
+// whose Workload follows its size; Kueue refuses to resize a StatefulSet
+// other than to or from zero, which the render says.
+func queueWorkloads(members []Member, queue string, labels map[string]string, why string) ([]result.Warning, field.ErrorList) {
+	labels = maps.Clone(labels)
+	labels[kueue.QueueLabel] = queue
 	var warnings []result.Warning
 	for _, m := range members {
-		if err := m.Workload.PipeE(yaml.LookupCreate(yaml.MappingNode, "metadata", "labels"),
-			ynode.SetString(kueueQueueLabel, queue)); err != nil {
-			return nil, field.ErrorList{field.InternalError(policyPath, err)}
+		for _, k := range slices.Sorted(maps.Keys(labels)) {
+			if err := m.Workload.PipeE(yaml.LookupCreate(yaml.MappingNode, "metadata", "labels"),
+				ynode.SetString(k, labels[k])); err != nil {
+				return nil, field.ErrorList{field.InternalError(policyPath, err)}
+			}
 		}
 		if !m.Resized {
 			continue
@@ -94,4 +102,26 @@ func queueWorkloads(members []Member, queue, why string) ([]result.Warning, fiel
 	}
 	return append([]result.Warning{{Field: policyPath.Child("queue"),
 		Message: "Kueue admits this job as one Workload per Job or StatefulSet, not as one gang: " + why}}, warnings...), nil
+}
+
+// defaultLocalQueue is the LocalQueue Kueue gives every Job and
+// StatefulSet of its namespace that names none (Kueue's LocalQueue
+// defaulting, "Setup default LocalQueue"), whose webhooks then label them
+// with it.
+const defaultLocalQueue = "default"
+
+// defaultQueueWarnings say that a pod group queued on the LocalQueue
+// "default" is split: that queue exists in the job's namespace, so Kueue
+// labels each of the job's Jobs with it, and admits each on its own, its
+// pods out of the group.
+func defaultQueueWarnings(queue string, opts options.Gang) []result.Warning {
+	if queue != defaultLocalQueue {
+		return nil
+	}
+	at := policyPath.Child("queue")
+	if opts.QueueLabel != "" {
+		at = field.NewPath("metadata", "labels").Key(kueue.QueueLabel)
+	}
+	return []result.Warning{{Field: at, Message: "in a namespace with a LocalQueue named default, Kueue labels every Job that names no queue with it, " +
+		"trainfn's Jobs included: each would be admitted as a Workload of its own, not the job as one; queue the job on a LocalQueue of another name"}}
 }

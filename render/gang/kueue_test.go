@@ -78,3 +78,63 @@ func TestKueueSaysItKeepsAResizedStatefulSetAsItStarts(t *testing.T) {
 	assert.Contains(t, warnings[1].Message, "Kueue refuses to resize the StatefulSet w other than to or from zero")
 	assert.Empty(t, members[1].Workload.GetAnnotations()["kueue.x-k8s.io/elastic-job"], "Kueue reads the annotation on Jobs alone")
 }
+
+// The job's own queue label is the queue Kueue reads: it wins over the
+// run's, and a policy that names another queue is refused.
+func TestKueuesQueueLabelIsTheJobsQueue(t *testing.T) {
+	for name, c := range map[string]struct {
+		policy *Policy
+		want   string
+	}{
+		"over the run's":        {want: "user-queue"},
+		"the policy's agreeing": {policy: &Policy{Queue: "user-queue"}, want: "user-queue"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			members := launcherAndWorkers(t)
+			_, _, errs := Render(Gang{Owner: workload.Owner{Name: "pi"}, Policy: c.policy, Members: members},
+				options.Gang{Scheduler: options.Kueue, Queue: "jobs", QueueLabel: "user-queue"})
+			require.Empty(t, errs)
+			for _, m := range members {
+				assert.Equal(t, c.want+"\n", spec(t, yaml.NewRNode(m.Template.Node()), "metadata", "labels", "kueue.x-k8s.io/queue-name"))
+			}
+		})
+	}
+	_, _, errs := Render(Gang{Owner: workload.Owner{Name: "pi"}, Policy: &Policy{Queue: "other"}, Members: launcherAndWorkers(t)},
+		options.Gang{Scheduler: options.Kueue, QueueLabel: "user-queue"})
+	require.Len(t, errs, 1)
+	assert.Equal(t, "spec.runPolicy.schedulingPolicy.queue", errs[0].Field)
+	assert.Contains(t, errs[0].Error(), `the job's label kueue.x-k8s.io/queue-name names the LocalQueue "user-queue"`)
+}
+
+// A job Kueue admits Job by Job gives each Job the labels that describe a
+// Workload, its priority and time limit, as the operator's job had them:
+// Kueue reads them on what it admits.
+func TestKueueGivesEachQueuedJobTheJobsWorkloadLabels(t *testing.T) {
+	members := launcherAndWorkers(t)
+	members[1].Resized = true
+	owner := workload.Owner{Name: "pi", Labels: map[string]string{
+		"kueue.x-k8s.io/queue-name":     "user-queue",
+		"kueue.x-k8s.io/priority-class": "low",
+		"kueue.x-k8s.io/pod-group-name": "mine",
+		"team":                          "a",
+	}}
+	_, _, errs := Render(Gang{Owner: owner, Members: members}, options.Gang{Scheduler: options.Kueue, QueueLabel: "user-queue"})
+	require.Empty(t, errs)
+	for _, m := range members {
+		labels := m.Workload.GetLabels()
+		assert.Equal(t, "user-queue", labels["kueue.x-k8s.io/queue-name"])
+		assert.Equal(t, "low", labels["kueue.x-k8s.io/priority-class"])
+		assert.NotContains(t, labels, "kueue.x-k8s.io/pod-group-name", "a Job is not a pod group")
+	}
+}
+
+// Kueue labels every Job of a namespace with a LocalQueue named default
+// that names no queue: a pod group queued there would be split Job by Job.
+func TestKueueWarnsOfTheDefaultLocalQueue(t *testing.T) {
+	_, warnings, errs := Render(Gang{Owner: workload.Owner{Name: "pi"}, Members: launcherAndWorkers(t)},
+		options.Gang{Scheduler: options.Kueue, QueueLabel: "default"})
+	require.Empty(t, errs)
+	require.Len(t, warnings, 1)
+	assert.Equal(t, "metadata.labels[kueue.x-k8s.io/queue-name]", warnings[0].Field.String())
+	assert.Contains(t, warnings[0].Message, "Kueue labels every Job that names no queue with it")
+}

@@ -5,12 +5,14 @@
 package options
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/render/kueue"
 	"github.com/trainfn/trainfn/render/trainjob/runtimes"
 )
 
@@ -108,6 +110,9 @@ type Gang struct {
 	// KubernetesVersion is the cluster's minor version, for which the
 	// Kubernetes scheduler's objects are rendered.
 	KubernetesVersion string `json:"kubernetesVersion"`
+	// QueueLabel is the job's own kueue.x-k8s.io/queue-name label, the
+	// LocalQueue Kueue reads: it chose Kueue, and its queue wins.
+	QueueLabel string `json:"-"`
 }
 
 // ResizesJobs tells whether workers whose count changes at run time must
@@ -137,9 +142,11 @@ const DefaultDIServerURL = "http://trainfn-reconciler-di-server.trainfn-system:8
 // which KubectlExec jobs used under the operator.
 const DefaultKubectlDeliveryImage = "mpioperator/kubectl-delivery:latest"
 
-// ForJob applies a job's annotations to the options. An annotation with a
-// value trainfn does not know is an error at the annotation's path.
-func (o Options) ForJob(annotations map[string]string) (Options, field.ErrorList) {
+// ForJob applies a job's annotations and labels to the options. An
+// annotation with a value trainfn does not know is an error at the
+// annotation's path; so is Kueue's queue label on a job another gang
+// scheduler's, at the label's.
+func (o Options) ForJob(annotations, labels map[string]string) (Options, field.ErrorList) {
 	var errs field.ErrorList
 	at := field.NewPath("metadata", "annotations")
 	if v, ok := annotations[LaunchModeAnnotation]; ok {
@@ -149,7 +156,8 @@ func (o Options) ForJob(annotations map[string]string) (Options, field.ErrorList
 			errs = append(errs, field.NotSupported(at.Key(LaunchModeAnnotation), v, LaunchModes))
 		}
 	}
-	if v, ok := annotations[GangSchedulerAnnotation]; ok {
+	v, annotated := annotations[GangSchedulerAnnotation]
+	if annotated {
 		switch s := Scheduler(v); s {
 		case Volcano, SchedulerPlugins, Kueue, Kubernetes:
 			if o.Gang.Scheduler != s {
@@ -161,6 +169,12 @@ func (o Options) ForJob(annotations map[string]string) (Options, field.ErrorList
 		default:
 			errs = append(errs, field.NotSupported(at.Key(GangSchedulerAnnotation), v,
 				[]string{string(Volcano), string(SchedulerPlugins), string(Kueue), string(Kubernetes), noGang}))
+			annotated = false
+		}
+	}
+	if queue := labels[kueue.QueueLabel]; queue != "" {
+		if err := o.Gang.queuedByLabel(queue, annotated); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if v, ok := annotations[ElasticWorkersAnnotation]; ok {
@@ -183,4 +197,30 @@ func (o Options) ForJob(annotations map[string]string) (Options, field.ErrorList
 			"not an annotation trainfn knows: it reads "+strings.Join(known, ", ")))
 	}
 	return o, errs
+}
+
+// queuedByLabel applies Kueue's queue label on the job, which is how
+// Kueue's docs have users queue an MPIJob, a PyTorchJob or a TrainJob: it
+// chooses Kueue, and so one Workload for the job, with no other setting.
+// A job that chose another gang scheduler, or none, is refused: Kueue
+// would still read the label, and it could only mean a second gang.
+func (g *Gang) queuedByLabel(queue string, annotated bool) *field.Error {
+	at := field.NewPath("metadata", "labels").Key(kueue.QueueLabel)
+	const queues = "queues the job with Kueue, as one Workload"
+	switch {
+	case annotated && g.Scheduler == NoGang:
+		return field.Invalid(at, queue, fmt.Sprintf("%s, while the annotation %s: %s turns gang scheduling off for it: remove the label or the annotation",
+			queues, GangSchedulerAnnotation, noGang))
+	case annotated && g.Scheduler != Kueue:
+		return field.Invalid(at, queue, fmt.Sprintf("%s, while the annotation %s: %s chooses another gang scheduler: a job has one; remove the label or the annotation",
+			queues, GangSchedulerAnnotation, g.Scheduler))
+	case !annotated && g.Scheduler != NoGang && g.Scheduler != Kueue:
+		return field.Invalid(at, queue, fmt.Sprintf("%s, while gangScheduling.scheduler in trainfn's function config chooses %s: a job has one gang scheduler; "+
+			"remove the label, or choose Kueue for this job with the annotation %s: %s", queues, g.Scheduler, GangSchedulerAnnotation, Kueue))
+	}
+	if g.Scheduler != Kueue {
+		*g = Gang{Scheduler: Kueue, KubernetesVersion: g.KubernetesVersion}
+	}
+	g.QueueLabel = queue
+	return nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/trainfn/trainfn/render/gang"
 	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/render/kueue"
 	"github.com/trainfn/trainfn/render/mpi"
 	"github.com/trainfn/trainfn/render/pod"
 	"github.com/trainfn/trainfn/render/result"
@@ -238,7 +239,7 @@ func (j *Job) job(p *plan, i, idx, global int, subdomain string) (*yaml.RNode, *
 		spec.ManagedBy = &j.Spec.ManagedBy
 	}
 	t := &spec.Template
-	t.Labels = merged(merged(t.Labels, j.Labels), labels)
+	t.Labels = merged(merged(t.Labels, kueue.PodLabels(j.Labels)), labels)
 	j.claimVolumes(p, &t.Spec)
 	if deps := p.dependencies(j.Name, r); deps != "" {
 		// JobSet creates a dependent's Jobs once what it depends on is so;

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/trainfn/trainfn/render/gang"
+	"github.com/trainfn/trainfn/render/kueue"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/render/trainjob/runtimes"
@@ -91,7 +92,8 @@ func (j *Job) gangPolicy(p *plan) *gang.Policy {
 		timeout := c.ScheduleTimeoutSeconds
 		policy.ScheduleTimeoutSeconds = &timeout
 	}
-	if pg.Volcano != nil {
+	if pg.Volcano != nil && j.Labels[kueue.QueueLabel] == "" {
+		// Volcano's queue; Kueue's label chooses Kueue, and its own queue.
 		policy.Queue = p.annotations["scheduling.volcano.sh/queue-name"]
 	}
 	return &policy

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/render/kueue"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/pod"
 	"github.com/trainfn/trainfn/render/result"
@@ -30,9 +31,10 @@ type Owner struct {
 }
 
 // Object starts a rendered object: its metadata carries the job's namespace,
-// labels and annotations, and the labels own adds.
+// labels and annotations, but Kueue's (see package kueue), and the labels
+// own adds.
 func (o Owner) Object(apiVersion, kind, name string, own map[string]string, spec ...any) *yaml.RNode {
-	lbls := maps.Clone(o.Labels)
+	lbls := kueue.Without(o.Labels)
 	if lbls == nil {
 		lbls = map[string]string{}
 	}
@@ -61,7 +63,7 @@ func (o Owner) HeadlessService(name string, selector map[string]string) *yaml.RN
 // labels, restart policy and the DNS settings every pod of the job shares.
 func (o Owner) PodTemplate(template *yaml.RNode, path *field.Path, role, restartPolicy string) (*pod.Template, []result.Warning) {
 	t := pod.NewTemplate(template, path)
-	t.AddLabels(o.Labels, false)
+	t.AddLabels(kueue.PodLabels(o.Labels), false)
 	t.AddLabels(handoff.RoleLabels(o.Name, role), true)
 	var warnings []result.Warning
 	warnings = append(warnings, Overridden(t, "restartPolicy", restartPolicy, "the replica's restartPolicy applies")...)
@@ -135,11 +137,12 @@ var managementPrefixes = []string{
 }
 
 // InheritedAnnotations are the job's annotations its rendered objects carry:
-// all but those of the tools that handled the job's document.
+// all but those of the tools that handled the job's document, and Kueue's,
+// which would change how Kueue admits a Job or a StatefulSet.
 func InheritedAnnotations(annotations map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range annotations {
-		if !slices.ContainsFunc(managementPrefixes, func(p string) bool { return strings.HasPrefix(k, p) }) {
+		if !kueue.Own(k) && !slices.ContainsFunc(managementPrefixes, func(p string) bool { return strings.HasPrefix(k, p) }) {
 			out[k] = v
 		}
 	}
