@@ -66,7 +66,9 @@ func TestStrictTurnsWarningsIntoErrors(t *testing.T) {
 			require.Len(t, rl.Results, 1)
 			assert.Equal(t, framework.Error, rl.Results[0].Severity)
 			assert.Len(t, rl.Items, 2, "the items are left as they came")
-			return err.(Diagnostics)
+			var diags Diagnostics
+			require.ErrorAs(t, err, &diags)
+			return diags
 		},
 	} {
 		diags := run()
