@@ -21,12 +21,30 @@ func kindOf(n *yaml.RNode) schemas.Kind {
 	return schemas.Kind{APIVersion: n.GetApiVersion(), Kind: n.GetKind()}
 }
 
+// settings are what a TrainFn configures: the options every job renders
+// with, and how the run takes a warning.
+type settings struct {
+	render options.Options
+	// strict fails the run on a warning, as on an error.
+	strict bool
+}
+
+// Flags are what a command line sets for a run beside its TrainFn. They
+// add to what the TrainFn says, never take from it: a configuration that
+// asks for a strict run has one.
+type Flags struct {
+	// Strict makes every warning an error: nothing is output, as helm lint
+	// --strict fails a chart.
+	Strict bool
+}
+
 // configure takes the configuration out of docs: the options every job
 // renders with, and the other documents. At most one document configures a
 // run, so no option depends on the order of files. A document that is not
 // shaped as an object is refused here, before anything reads it as one.
-func configure(docs []Document) (options.Options, []Document, Diagnostics) {
+func configure(docs []Document) (settings, []Document, Diagnostics) {
 	opts := options.Default
+	var strict bool
 	var rest []Document
 	var diags Diagnostics
 	var first *Document
@@ -51,10 +69,18 @@ func configure(docs []Document) (options.Options, []Document, Diagnostics) {
 			continue
 		}
 		if spec := valid.Lookup("spec"); spec.Exists() {
-			if err := spec.Decode(&opts); err != nil {
+			var run struct {
+				Strict bool `json:"strict"`
+			}
+			err := spec.Decode(&opts)
+			if err == nil {
+				err = spec.Decode(&run)
+			}
+			if err != nil {
 				diags = append(diags, Diagnostic{Severity: Error, Source: doc.Source, Line: startLine(doc),
 					Message: "reading the configuration: " + err.Error()})
 			}
+			strict = run.Strict
 		}
 		if opts.MPI.LaunchMode == "" {
 			opts.MPI = options.Default.MPI
@@ -63,5 +89,16 @@ func configure(docs []Document) (options.Options, []Document, Diagnostics) {
 			opts.DI = options.Default.DI
 		}
 	}
-	return opts, rest, diags
+	return settings{render: opts, strict: strict}, rest, diags
+}
+
+// strictly makes every warning an error, for a strict run: its message is
+// what it was, and like any error it stops the output.
+func strictly(diags Diagnostics) Diagnostics {
+	for i := range diags {
+		if diags[i].Severity == Warning {
+			diags[i].Severity = Error
+		}
+	}
+	return diags
 }

@@ -39,7 +39,7 @@ func PassesThrough(apiVersion, kind string) bool {
 		return false
 	}
 	group, _ := resid.ParseGroupVersion(apiVersion)
-	return jobGroups[group]
+	return jobGroups[group] && !isNearMiss(apiVersion, kind)
 }
 
 // Document is an input document and where it came from.
@@ -57,14 +57,16 @@ type Document struct {
 //
 // When any diagnostic is an error, the output is nil: nothing is half done.
 func Expand(docs []Document) ([]*yaml.RNode, Diagnostics) {
-	out, _, diags := expand(docs)
+	out, _, diags := expand(docs, Flags{})
 	return out, diags
 }
 
-// expand is Expand, also telling which document each object came from.
-func expand(docs []Document) ([]*yaml.RNode, map[*yaml.RNode]Document, Diagnostics) {
+// expand is Expand with a command line's flags, also telling which
+// document each object came from.
+func expand(docs []Document, flags Flags) ([]*yaml.RNode, map[*yaml.RNode]Document, Diagnostics) {
 	var out []*yaml.RNode
-	opts, docs, diags := configure(docs)
+	set, docs, diags := configure(docs)
+	opts := set.render
 	var runtimeDiags Diagnostics
 	opts.Runtimes, docs, runtimeDiags = collectRuntimes(docs)
 	diags = append(diags, runtimeDiags...)
@@ -77,6 +79,9 @@ func expand(docs []Document) ([]*yaml.RNode, map[*yaml.RNode]Document, Diagnosti
 		out = append(out, e.nodes...)
 	}
 	diags = append(diags, collisions(out, origin)...)
+	if set.strict || flags.Strict {
+		diags = strictly(diags)
+	}
 	sortDiagnostics(diags)
 	if diags.HasErrors() {
 		return nil, nil, diags
@@ -134,6 +139,9 @@ func expandOne(doc Document, config options.Options, validator *schemas.Validato
 	}
 	kind := schemas.Kind{APIVersion: meta.APIVersion, Kind: meta.Kind}
 	if _, ok := render.Lookup(kind); !ok {
+		if diags := nearMiss(doc, kind); diags != nil {
+			return nil, diags
+		}
 		if PassesThrough(meta.APIVersion, meta.Kind) {
 			return []*yaml.RNode{doc.Node}, Diagnostics{{Severity: Warning, Source: doc.Source, Resource: resourceOf(doc.Node.YNode()),
 				Line: startLine(doc), Message: fmt.Sprintf("passed through unchanged: trainfn does not expand %s", kind)}}

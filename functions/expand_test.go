@@ -125,7 +125,7 @@ func TestExpandFilesReportsEveryFile(t *testing.T) {
 	write("a.yaml", readCase(t, "error-unknown-fields")+"\n---\nkind: [\n")
 	write("b.yaml", readCase(t, "mpi-operator-pi"))
 	write("c.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: 1, a: 2}\n")
-	objects, diags, err := ExpandFiles([]string{dir}, nil)
+	objects, diags, err := ExpandFiles([]string{dir}, nil, Flags{})
 	require.NoError(t, err)
 	assert.Nil(t, objects)
 	report := diags.Error()
@@ -259,8 +259,9 @@ spec:
 // so the two cannot drift apart.
 func TestDefaultOptionsAreTheSchemas(t *testing.T) {
 	config := yaml.MustParse(`{apiVersion: fn.trainfn.dev/v1alpha1, kind: TrainFn, metadata: {name: c}, spec: {mpi: {}}}`)
-	opts, rest, diags := configure([]Document{{Node: config}})
+	set, rest, diags := configure([]Document{{Node: config}})
 	require.Empty(t, diags)
 	assert.Empty(t, rest, "the configuration is not output")
-	assert.Equal(t, options.Default, opts)
+	assert.Equal(t, options.Default, set.render)
+	assert.False(t, set.strict)
 }

@@ -69,7 +69,7 @@ func TestHostileSymbolicLinkOutOfTheDirectory(t *testing.T) {
 			report := refusedInputs(t, dir)
 			assert.Contains(t, report, link+": error: a symbolic link to "+secret+", outside "+dir+": render reads a directory's files only from inside it, as kustomize reads only files inside its root")
 			assert.NotContains(t, report, "s3cr3t")
-			_, diags, err := ExpandFiles([]string{dir}, nil)
+			_, diags, err := ExpandFiles([]string{dir}, nil, Flags{})
 			require.NoError(t, err)
 			assert.True(t, diags.HasErrors())
 		})

@@ -56,7 +56,7 @@ func (Function) Diagnose(rl *framework.ResourceList) Diagnostics {
 	if config := rl.FunctionConfig; config != nil && (isJobSpec(config) || isConfig(config)) && !contains(rl.Items, config) {
 		docs = append(docs, Document{Node: config, Source: annotatedSource(config)})
 	}
-	out, origin, diags := expand(docs)
+	out, origin, diags := expand(docs, Flags{})
 	// A configuration among the items that came from a file of a package,
 	// such as a Kptfile's configPath, stays there. Any other is consumed,
 	// as by trainfn render: there is no TrainFn kind to apply.
@@ -80,6 +80,10 @@ func (Function) Diagnose(rl *framework.ResourceList) Diagnostics {
 func unreadConfig(config *yaml.RNode) Diagnostics {
 	if config == nil || config.IsNilOrEmpty() || isJobSpec(config) || isConfig(config) || isEmptyConfigMap(config) {
 		return nil
+	}
+	if diags := nearMiss(Document{Node: config, Source: annotatedSource(config)}, kindOf(config)); diags != nil {
+		// A generator's job spec, or a TrainFn, with a typo.
+		return diags
 	}
 	kind := strings.TrimSpace(kindOf(config).String())
 	return Diagnostics{{Severity: Error, Source: annotatedSource(config),

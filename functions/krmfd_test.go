@@ -83,6 +83,7 @@ metadata:
   name: trainfn
   creationTimestamp: null
 spec:
+  strict: true
   mpi:
     launchMode: KubectlExec
     kubectlDeliveryImage: ""
@@ -96,6 +97,7 @@ spec:
 
 	for _, bad := range []struct{ spec, says string }{
 		{"mpi: {launchmode: SSH}", "spec.mpi.launchmode in body is a forbidden property"},
+		{"strict: yes", "spec.strict in body must be of type boolean"},
 		{"mpi: {launchMode: Telepathy}", "spec.mpi.launchMode in body should be one of [SSH KubectlExec"},
 		{"gangScheduling: {schedulerName: volcano}", "spec.gangScheduling.scheduler in body is required"},
 		{"gangScheduling: {scheduler: Kueue, queue: 5}", "spec.gangScheduling.queue in body must be of type string"},

@@ -115,16 +115,17 @@ func (r *streamReader) add(name string, data []byte, refused *Diagnostic, err er
 	return nil
 }
 
-// ExpandFiles reads the documents of paths and expands them: the objects,
-// and every problem of every file, those that stopped a document from
-// being read among them. The objects are nil when any problem is an
-// error. The error is for paths that cannot be read at all.
-func ExpandFiles(paths []string, stdin io.Reader) ([]*yaml.RNode, Diagnostics, error) {
+// ExpandFiles reads the documents of paths and expands them, as a command
+// line's flags say: the objects, and every problem of every file, those
+// that stopped a document from being read among them. The objects are nil
+// when any problem is an error. The error is for paths that cannot be read
+// at all.
+func ExpandFiles(paths []string, stdin io.Reader, flags Flags) ([]*yaml.RNode, Diagnostics, error) {
 	docs, malformed, err := Read(paths, stdin)
 	if err != nil {
 		return nil, nil, err
 	}
-	objects, diags := Expand(docs)
+	objects, _, diags := expand(docs, flags)
 	if len(malformed) == 0 {
 		return objects, diags, nil
 	}

@@ -35,7 +35,7 @@ into plain Kubernetes objects.
 Given a ResourceList on standard input, trainfn is a KRM function: kustomize
 (transformers: or generators:), kpt and other orchestrators run it. The
 subcommands do the same on plain YAML files.`,
-		Args:          cobra.NoArgs,
+		Args:          cli.NoCommandArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -55,6 +55,7 @@ subcommands do the same on plain YAML files.`,
 
 func renderCommand(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 	var outputDir string
+	var flags functions.Flags
 	cmd := &cobra.Command{
 		Use:   "render [FILE|DIR|-]...",
 		Short: "Expand the job specs in YAML files; print every object as one YAML stream",
@@ -73,11 +74,19 @@ With --output-dir DIR the objects are written into DIR instead, a file each,
 with a kustomization.yaml that lists them: a plain kustomization that any
 kustomize builds without plugins (Flux's kustomize-controller, Argo CD's
 default kustomize). DIR is replaced as a whole, so objects no longer rendered
-leave it; render refuses a DIR holding files it did not write.`,
+leave it; render refuses a DIR holding files it did not write. -o is not
+kubectl's: a DIR named as one of kubectl's output formats (-o yaml, -o json)
+is refused unless it is a directory already; write ./yaml for a new one.
+
+With --strict, every warning is an error: nothing is printed or written.`,
 		Example: `  trainfn render examples/jobs/pi.yaml
-  trainfn render jobs/ --output-dir deploy/training   # commit deploy/training for Flux`,
+  trainfn render jobs/ --output-dir deploy/training   # commit deploy/training for Flux
+  trainfn render jobs/ --strict                       # in CI: a warning fails the build`,
 		RunE: func(_ *cobra.Command, args []string) error {
-			objects, err := expand(args, stdin, stderr)
+			if err := notAnOutputFormat(outputDir); err != nil {
+				return err
+			}
+			objects, err := expand(args, flags, stdin, stderr)
 			if err != nil {
 				return err
 			}
@@ -99,29 +108,39 @@ leave it; render refuses a DIR holding files it did not write.`,
 		},
 	}
 	cmd.Flags().StringVarP(&outputDir, "output-dir", "o", "", "write a kustomization into this directory instead of printing")
+	strictFlag(cmd, &flags)
 	return cmd
 }
 
 func validateCommand(stdin io.Reader, stderr io.Writer) *cobra.Command {
-	return &cobra.Command{
+	var flags functions.Flags
+	cmd := &cobra.Command{
 		Use:   "validate [FILE|DIR|-]...",
 		Short: "Check the job specs in YAML files; print only problems",
 		Long: `validate does everything render does but print the objects: it reports every
-problem with its file, line, field path and rule, and exits 1 if there is one.`,
+problem with its file, line, field path and rule, and exits 1 if there is one.
+With --strict, a warning is a problem too.`,
 		RunE: func(_ *cobra.Command, args []string) error {
-			_, err := expand(args, stdin, stderr)
+			_, err := expand(args, flags, stdin, stderr)
 			return err
 		},
 	}
+	strictFlag(cmd, &flags)
+	return cmd
+}
+
+func strictFlag(cmd *cobra.Command, flags *functions.Flags) {
+	cmd.Flags().BoolVar(&flags.Strict, "strict", false,
+		"fail on warnings too, reported as errors (as a TrainFn's spec.strict: true)")
 }
 
 // expand reads and expands the documents of paths, writing diagnostics to
 // stderr.
-func expand(paths []string, stdin io.Reader, stderr io.Writer) ([]*yaml.RNode, error) {
+func expand(paths []string, flags functions.Flags, stdin io.Reader, stderr io.Writer) ([]*yaml.RNode, error) {
 	if len(paths) == 0 {
 		paths = []string{functions.Stdin}
 	}
-	objects, diags, err := functions.ExpandFiles(paths, stdin)
+	objects, diags, err := functions.ExpandFiles(paths, stdin, flags)
 	if err != nil {
 		return nil, report(stderr, err)
 	}

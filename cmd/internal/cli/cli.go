@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -33,6 +34,24 @@ func Execute(root *cobra.Command, args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s: %v\n", root.Name(), err)
 		return 2
 	}
+}
+
+// NoCommandArgs refuses arguments to a root command that runs with none,
+// as cobra.NoArgs does, and suggests the command a mistyped one meant
+// (`render` for `rendr`), which cobra does only for a root command whose
+// Args is unset.
+func NoCommandArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2
+	}
+	err := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if suggestions := cmd.SuggestionsFor(args[0]); len(suggestions) > 0 {
+		err += fmt.Sprintf(" (did you mean %s?)", strings.Join(suggestions, " or "))
+	}
+	return errors.New(err)
 }
 
 // Version is set, the version a binary was given at build time (-ldflags
