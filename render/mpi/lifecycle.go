@@ -13,8 +13,9 @@ const (
 	WorkKey   = "work.sh"
 )
 
-// RunDir is a worker's own scratch directory (an emptyDir), where Work
-// listens for what the launcher tells it.
+// RunDir is a pod's own scratch directory (an emptyDir), which outlives
+// its container's restarts: where Work listens for what the launcher tells
+// it, and where Launch's wait records that the workers were placed.
 const RunDir = "/run/trainfn"
 
 // FailuresAllowedEnv tells Launch how many failed attempts the launcher's
@@ -56,11 +57,14 @@ const StoppedExitCode = 143
 // who outlive its attempts, count them: every failed attempt is told,
 // a failed wait included. A launcher the kubelet stops (deleted, evicted)
 // tells nothing unless its command had succeeded: its Job makes another
-// attempt.
+// attempt. The wait keeps placedMark in RunDir, the launcher's emptyDir:
+// once workers were placed, a later attempt does not wait for them
+// forever when their Job has failed.
 func launchScript(r remoteShell) string {
 	return strings.NewReplacer(
 		"{{configDir}}", ConfigDir,
 		"{{wait}}", WaitForWorkersKey,
+		"{{placed}}", PlacedMark,
 		"{{hostfile}}", ConfigDir+"/"+HostfileKey,
 		"{{failuresEnv}}", FailuresAllowedEnv,
 		"{{defaultFailures}}", strconv.Itoa(DefaultBackoffLimit),
@@ -86,6 +90,15 @@ var (
 // endFIFO is the pipe in RunDir that Work reads the launcher's word from.
 const endFIFO = "end"
 
+// placedMark is the file in the launcher's RunDir that the wait for the
+// workers leaves once a worker resolves, so that the attempts after it
+// know the workers were placed.
+const placedMark = "placed"
+
+// PlacedMark is placedMark's path, the argument the launcher's wait for
+// the workers is given, whether Launch runs it or an init container.
+const PlacedMark = RunDir + "/" + placedMark
+
 const launchTemplate = `#!/bin/sh
 # Rendered by trainfn: the launcher's command runs once every worker can be
 # reached (at every attempt), and when the job has ended a worker is told,
@@ -107,7 +120,10 @@ supervise() {
     kill -0 "$child" 2>/dev/null || break
   done
 }
-supervise /bin/sh {{configDir}}/{{wait}}
+# The wait records in this pod's own scratch directory that the workers were
+# placed: a later attempt, the container restarted, then knows that workers
+# that do not resolve are gone, not waiting for room.
+supervise /bin/sh {{configDir}}/{{wait}} {{placed}}
 ran=
 if [ "$code" -eq 0 ] && [ -z "$stopped" ]; then
   supervise "$@"

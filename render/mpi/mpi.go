@@ -118,6 +118,11 @@ const DefaultWaitParallel = "32"
 // connection ssh drops once the worker stops answering
 // (ServerAliveInterval) rather than another process timing it, which a
 // start of thousands of probes would pay for.
+// Given a file as its argument (Launch's placedMark), it records there
+// that a worker resolved, and starts the stall timer at once when an
+// earlier attempt of its pod did: workers placed once that no longer
+// resolve are gone (their Job failed, or was deleted), not waiting for
+// room, and it says so when it gives up.
 // Retrying inside one process keeps a slow start from counting against the
 // launcher's backoffLimit. It uses the image's own ssh, with the job's key,
 // the image's ssh_config and the extra ssh arguments mpirun will use (a
@@ -228,8 +233,10 @@ const waitTemplate = `#!/bin/sh
 # Rendered by trainfn: returns once every worker in the hostfile {{accepts}},
 # so mpirun never starts before its hosts do. Probes {{parallelEnv}}
 # workers at a time; once a worker resolves, gives up when {{timeoutEnv}}
-# pass without another worker answering.
+# pass without another worker answering. Its argument, if any, is a file
+# that records, across the attempts of one pod, that the workers were placed.
 set -f
+placed=${1-}
 timeout=${{{timeoutEnv}}:-{{defaultTimeout}}}
 case $timeout in
 ''|*[!0-9]*)
@@ -268,10 +275,17 @@ self=${self%%.*}
 }
 # The stall timer starts once a worker resolves: until then the workers
 # wait for room (a queue, a gang scheduler, a full node), which is no stall.
+# Workers an earlier attempt found placed wait for no room: if none resolves
+# now, their pods are gone (their Job failed, or was deleted), and would
+# never come back, so the timer starts at once.
 since=
 said_at=
 delay=0.05
 began=$(date +%s)
+if [ -n "$placed" ] && [ -e "$placed" ]; then
+  since=$began
+  printf 'trainfn: an earlier attempt found the workers placed: this one waits %ss at most without a worker answering\n' "$timeout"
+fi
 results=$(probe_all < {{hostfile}})
 while :; do
   pending=
@@ -299,6 +313,11 @@ while :; do
   done <<HOSTS
 $results
 HOSTS
+  # In a subshell: a redirection that fails (no such directory, a
+  # read-only one) would end the shell itself on the special built-in.
+  if [ -n "$placed" ] && { [ -n "$answered" ] || [ -n "$resolved" ]; } && [ ! -e "$placed" ]; then
+    (: > "$placed") 2>/dev/null
+  fi
   [ "$left" -eq 0 ] && exit 0
   now=$(date +%s)
   if [ -n "$answered" ] || { [ -z "$since" ] && [ -n "$resolved" ]; }; then
@@ -306,13 +325,17 @@ HOSTS
   fi
   waited=0
   [ -n "$since" ] && waited=$((now - since))
+  others=
+  [ "$left" -gt 1 ] && others=" and $((left - 1)) more"
   if [ "$waited" -ge "$timeout" ]; then
-    printf 'trainfn: worker %s did not {{accept}} within %ss: %s\n' "$first" "$timeout" "$err" >&2
+    if [ -z "$resolved" ]; then
+      printf "trainfn: no worker is placed now (%s%s: %s), and none has answered for %ss: their pods are gone, as when the workers' Job has failed or was deleted\n" "$first" "$others" "$err" "$timeout" >&2
+    else
+      printf 'trainfn: worker %s did not {{accept}} within %ss: %s\n' "$first" "$timeout" "$err" >&2
+    fi
     exit 1
   fi
   if [ -z "$said_at" ] || [ $((now - said_at)) -ge 30 ]; then
-    others=
-    [ "$left" -gt 1 ] && others=" and $((left - 1)) more"
     if [ -n "$since" ]; then
       printf 'trainfn: waiting for %s%s (%ss): %s\n' "$first" "$others" "$waited" "$err"
     else

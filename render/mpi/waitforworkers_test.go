@@ -319,3 +319,45 @@ func TestWaitForWorkersStallStartsWhenAWorkerResolves(t *testing.T) {
 	require.Error(t, err, "stdout: %s", stdout)
 	assert.Contains(t, stderr, "did not accept SSH within 1s")
 }
+
+// Workers an earlier attempt of the launcher's pod found placed, that no
+// longer resolve, are gone (their Job failed, or was deleted), not
+// waiting for room: the attempt gives up after the bound, saying so,
+// where it used to wait for them forever.
+func TestWaitForWorkersGivesUpOnWorkersGone(t *testing.T) {
+	f := newSSHFixture(t)
+	mark := filepath.Join(t.TempDir(), placedMark)
+	run := func(hosts []handoff.Host, within time.Duration) (string, error, error) {
+		path := filepath.Join(f.dir, "hostfile")
+		require.NoError(t, os.WriteFile(path, []byte(Hostfile(OpenMPI, hosts)), 0o644))
+		script := strings.ReplaceAll(WaitForWorkers(f.impl), ConfigDir+"/"+HostfileKey, path)
+		ctx, cancel := context.WithTimeout(context.Background(), within)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", script, WaitForWorkersKey, mark)
+		cmd.Env = append(append(os.Environ(), f.env...), WaitTimeoutEnv+"=1", "RES_OPTIONS=timeout:1 attempts:1")
+		out, err := cmd.CombinedOutput()
+		return string(out), err, ctx.Err()
+	}
+	gone := []handoff.Host{{Name: "gone.invalid", Slots: 1}}
+
+	// No attempt has found them yet: the workers may wait for room.
+	out, err, late := run(gone, 6*time.Second)
+	require.Error(t, err)
+	require.ErrorIs(t, late, context.DeadlineExceeded, "the wait ended by itself: %s", out)
+	assert.NoFileExists(t, mark, "no worker resolved")
+
+	// An attempt finds a worker placed (it resolves, and refuses), and
+	// gives up on it; the mark stays for the attempts after it.
+	out, err, _ = run([]handoff.Host{{Name: "localhost", Slots: 1}}, time.Minute)
+	require.Error(t, err, out)
+	assert.Contains(t, out, "trainfn: worker localhost did not accept SSH within 1s")
+	require.FileExists(t, mark)
+
+	// The next attempt finds none: they are gone, and it ends.
+	out, err, late = run(gone, time.Minute)
+	require.NoError(t, late, "the wait for workers gone never ended: %s", out)
+	require.Error(t, err, out)
+	assert.Contains(t, out, "trainfn: an earlier attempt found the workers placed: this one waits 1s at most without a worker answering")
+	assert.Contains(t, out, "trainfn: no worker is placed now (gone.invalid: ssh: Could not resolve hostname gone.invalid")
+	assert.Contains(t, out, "and none has answered for 1s: their pods are gone, as when the workers' Job has failed or was deleted")
+}

@@ -81,8 +81,9 @@ func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []resu
 	if remote {
 		reach := reachOverSSH(job)
 		warnings = append(warnings, reach.warnings...)
-		wrapped, ws := job.launchAround(t, main)
+		wrapped, ws, err := job.launchAround(t, main)
 		warnings = append(warnings, ws...)
+		errs = appendErr(errs, err)
 		if wrapped {
 			items.Content = append(items.Content,
 				configItem(mpi.LaunchKey, 0o555))
@@ -90,6 +91,8 @@ func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []resu
 		} else {
 			rsh := job.launchMode() == options.Rsh
 			errs = appendErr(errs, t.AddInitContainer(waitForWorkers(t, main, shell, files, reach, rsh)))
+			// The wait's mark, for its retries in this pod.
+			errs = appendErr(errs, t.AddVolume(runDirVolume()))
 		}
 	}
 	spec := []any{"template", t.Node()}
@@ -163,12 +166,12 @@ func waitForWorkers(t *pod.Template, main *pod.Container, shell *yaml.Node, file
 		"name", waitContainer,
 		"image", copyOf(main.Get("image")),
 		"imagePullPolicy", copyOf(main.Get("imagePullPolicy")),
-		"command", []string{"/bin/sh", mpi.ConfigDir + "/" + mpi.WaitForWorkersKey},
+		"command", []string{"/bin/sh", mpi.ConfigDir + "/" + mpi.WaitForWorkersKey, mpi.PlacedMark},
 		"env", copyOf(main.Get("env")),
 		"envFrom", copyOf(main.Get("envFrom")),
 		"resources", copyOf(main.Get("resources")),
 		"securityContext", t.CopiedSecurity(main, rsh),
-		"volumeMounts", ynode.Seq(shell, ynode.Map("name", files, "mountPath", mpi.ConfigDir)),
+		"volumeMounts", ynode.Seq(shell, ynode.Map("name", files, "mountPath", mpi.ConfigDir), ynode.Map("name", runVolume, "mountPath", mpi.RunDir)),
 	)
 	setWaitEnv(pod.ContainerOf(c), reach)
 	return c

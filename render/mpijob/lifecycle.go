@@ -12,7 +12,8 @@ import (
 	"github.com/trainfn/trainfn/render/ynode"
 )
 
-// runVolume is the workers' scratch directory, mpi.RunDir.
+// runVolume is a pod's scratch directory, mpi.RunDir: the workers' and
+// the launcher's whose command runs through mpi.Launch.
 const runVolume = "trainfn-run"
 
 // workersEnd tells whether the workers stop by themselves when the job
@@ -62,14 +63,19 @@ func runAround(c *pod.Container, script string) {
 // job ends. It reports false, and leaves the container alone, when the
 // container has no command of its own: the wait then runs as an init
 // container, at each new pod only.
-func (j *Job) launchAround(t *pod.Template, main *pod.Container) (bool, []result.Warning) {
+func (j *Job) launchAround(t *pod.Template, main *pod.Container) (bool, []result.Warning, *field.Error) {
 	if !hasCommand(main) {
 		return false, []result.Warning{{Field: main.Path().Child("command"),
 			Message: "the launcher's container has no command, only its image's entrypoint, which trainfn cannot run its steps around: " +
 				"the wait for the workers runs as an init container, before each new launcher pod only (with restartPolicy OnFailure, a retried mpirun does not wait), and the workers do not stop by themselves when the job ends; " +
-				"name the command (mpirun ...) to have both"}}
+				"name the command (mpirun ...) to have both"}}, nil
 	}
 	runAround(main, mpi.LaunchKey)
+	// The wait records there that the workers were placed, for the
+	// attempts after it in this pod.
+	if err := mountRunDir(t, main); err != nil {
+		return false, nil, err
+	}
 	limit := int32(mpi.DefaultBackoffLimit)
 	if b := j.RunPolicy.BackoffLimit; b != nil {
 		limit = *b
@@ -78,7 +84,7 @@ func (j *Job) launchAround(t *pod.Template, main *pod.Container) (bool, []result
 	if !j.workersEnd() {
 		main.AddEnv(mpi.WorkersEndEnv, "false")
 	}
-	return true, nil
+	return true, nil, nil
 }
 
 // workAround runs a worker's command through mpi.Work, so that it stops
@@ -86,10 +92,21 @@ func (j *Job) launchAround(t *pod.Template, main *pod.Container) (bool, []result
 // kubelet stops it; the pipe it listens on is in its own scratch volume.
 func workAround(t *pod.Template, main *pod.Container) *field.Error {
 	runAround(main, mpi.WorkKey)
-	if err := t.AddVolume(ynode.Map("name", runVolume, "emptyDir", ynode.Map("medium", "Memory", "sizeLimit", "1Mi"))); err != nil {
+	return mountRunDir(t, main)
+}
+
+// mountRunDir gives a pod's main container its scratch directory.
+func mountRunDir(t *pod.Template, main *pod.Container) *field.Error {
+	if err := t.AddVolume(runDirVolume()); err != nil {
 		return err
 	}
 	return main.AddVolumeMount(runVolume, mpi.RunDir)
+}
+
+// runDirVolume is the scratch directory's volume, in memory: it holds a
+// pipe or a mark, nothing more.
+func runDirVolume() *yaml.Node {
+	return ynode.Map("name", runVolume, "emptyDir", ynode.Map("medium", "Memory", "sizeLimit", "1Mi"))
 }
 
 // endsAtFirstSuccess is the workers' Job's successPolicy when they stop

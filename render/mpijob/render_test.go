@@ -217,6 +217,10 @@ func TestLauncherJob(t *testing.T) {
 			assert.Empty(t, spec.InitContainers)
 			assert.Equal(t, []string{"/bin/sh", "/etc/mpi/launch.sh"}, spec.Containers[0].Command)
 			assert.Equal(t, []string{"mpirun"}, spec.Containers[0].Args, "the launcher's command runs as launch.sh's arguments")
+			assert.Contains(t, spec.Containers[0].VolumeMounts, corev1.VolumeMount{Name: runVolume, MountPath: mpi.RunDir},
+				"the wait records there, for the attempts after it, that the workers were placed")
+			require.NotNil(t, volume(spec, runVolume))
+			assert.NotNil(t, volume(spec, runVolume).EmptyDir, "it outlives the container's restarts, not the pod")
 			assert.Equal(t, "600", env[mpi.WaitTimeoutEnv])
 			assert.Equal(t, "5", env[mpi.FailuresAllowedEnv], "a Job's default backoffLimit of 6 restarts of its container (OnFailure) allows 5 failed attempts")
 			assert.Equal(t, "false", env[mpi.WorkersEndEnv], "cleanPodPolicy None: the workers run on")
@@ -315,7 +319,10 @@ func TestLauncherWithoutACommand(t *testing.T) {
 	spec := r.job("pi-launcher").Spec.Template.Spec
 	require.Len(t, spec.InitContainers, 1)
 	assert.Equal(t, "wait-for-workers", spec.InitContainers[0].Name)
-	assert.Equal(t, []string{"/bin/sh", "/etc/mpi/wait_for_workers.sh"}, spec.InitContainers[0].Command)
+	assert.Equal(t, []string{"/bin/sh", "/etc/mpi/wait_for_workers.sh", mpi.PlacedMark}, spec.InitContainers[0].Command)
+	assert.Contains(t, spec.InitContainers[0].VolumeMounts, corev1.VolumeMount{Name: runVolume, MountPath: mpi.RunDir},
+		"a retried wait, the init container restarted, knows the workers were placed")
+	assert.NotNil(t, volume(spec, runVolume))
 	assert.Equal(t, "/etc/mpi/hostfile", envOf(spec.InitContainers[0])["OMPI_MCA_orte_default_hostfile"], "the wait sees the ssh arguments mpirun gets")
 	assert.Nil(t, spec.Containers[0].Command)
 	assert.Contains(t, strings.Join(warnings, "\n"), "spec.mpiReplicaSpecs.Launcher.template.spec.containers[0].command: the launcher's container has no command")

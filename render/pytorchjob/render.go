@@ -88,13 +88,13 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 		}
 	} else if j.workersInStatefulSet() {
 		setEnv(worker, j.env(p, noRank))
-		workers := j.StatefulSet(handoff.WorkersName(j.Name), handoff.RoleWorker, nil, worker)
-		j.handOff(workers)
-		out.Objects = append(out.Objects, workers)
-		g.Members = append(g.Members, gang.Member{Workload: workers, Template: worker, Pods: j.Worker.Replicas, Resized: true})
-		if hpa := j.autoscaler(); hpa != nil {
-			out.Objects = append(out.Objects, hpa)
+		objects, warnings, err := j.statefulWorkers(worker)
+		if err != nil {
+			return result.Output{}, gang.Gang{}, field.ErrorList{err}
 		}
+		out.Warnings = append(out.Warnings, warnings...)
+		out.Objects = append(out.Objects, objects...)
+		g.Members = append(g.Members, gang.Member{Workload: objects[0], Template: worker, Pods: j.Worker.Replicas, Resized: true})
 	} else {
 		setEnv(worker, j.env(p, noRank))
 		n := j.Worker.Replicas
@@ -117,6 +117,24 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 		g.Members = append(g.Members, gang.Member{Workload: workers, Template: worker, Pods: n, Resized: j.scaledAtRunTime()})
 	}
 	return out, g, nil
+}
+
+// statefulWorkers are the workers of a job scaled at run time through a
+// StatefulSet, first, and its autoscaler, if any. Their agents run once
+// (runAgentOnce): the StatefulSet would restart one that succeeded.
+func (j *Job) statefulWorkers(worker *pod.Template) ([]*yaml.RNode, []result.Warning, *field.Error) {
+	name := handoff.WorkersName(j.Name)
+	warnings, err := runAgentOnce(worker, worker.Container(pytorchContainer), name)
+	if err != nil {
+		return nil, nil, err
+	}
+	workers := j.StatefulSet(name, handoff.RoleWorker, nil, worker)
+	j.handOff(workers)
+	objects := []*yaml.RNode{workers}
+	if hpa := j.autoscaler(); hpa != nil {
+		objects = append(objects, hpa)
+	}
+	return objects, warnings, nil
 }
 
 // handOff annotates a workers' workload with what the reconciler needs at

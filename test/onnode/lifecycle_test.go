@@ -7,12 +7,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -29,8 +31,7 @@ import (
 // with the other tests, whose jobs need the reconciler: its subtests run
 // side by side, and the reconciler is started again after them.
 func TestJobsEndWithoutTheReconciler(t *testing.T) {
-	require.NoError(t, kube.ScaleReconciler(context.Background(), 0))
-	t.Cleanup(func() { require.NoError(t, kube.ScaleReconciler(context.Background(), 1)) })
+	withoutTheReconciler(t)
 	v1alpha1 := []string{"spec"} // cleanPodPolicy Running, always
 	for _, tt := range []struct {
 		name, manifest string
@@ -162,4 +163,124 @@ func (s *submission) workersStop(job string, within time.Duration) {
 	require.NoError(s.t, err, "%d worker pods of %s still run %s after the launcher ended; the launcher and the workers printed:\n%s",
 		s.runningWorkers(job), job, within, s.logs("training.kubeflow.org/job-name="+job, ""))
 	s.t.Logf("the workers of %s ended %s after the launcher's Job did", job, time.Since(began).Round(10*time.Millisecond))
+}
+
+// withoutTheReconciler stops the reconciler for the test, and starts it
+// again after. A test that calls it is not parallel with the others, whose
+// jobs need the reconciler; its own subtests may be.
+func withoutTheReconciler(t *testing.T) {
+	t.Helper()
+	require.NoError(t, kube.ScaleReconciler(context.Background(), 0))
+	t.Cleanup(func() { require.NoError(t, kube.ScaleReconciler(context.Background(), 1)) })
+}
+
+// TestElasticAgentsRunOnceWithoutTheReconciler runs an elastic
+// PyTorchJob, whose workers are a StatefulSet, with no reconciler to scale
+// it to zero when its agents succeed: the StatefulSet restarts the agent
+// that exited 0, which used to train again at every restart, forever,
+// saying nothing. Its restart must train no more, and say why on stderr.
+func TestElasticAgentsRunOnceWithoutTheReconciler(t *testing.T) {
+	withoutTheReconciler(t)
+	s := submit(t, []string{"testdata/torch-elastic-once.yaml"}, nil)
+	const pod = "torch-once-worker-0"
+	// The first run trains and exits 0; the restart after it says why it
+	// runs nothing.
+	var status corev1.ContainerStatus
+	ctx, cancel := context.WithTimeout(context.Background(), jobTimeout)
+	defer cancel()
+	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		p, err := kube.Client.CoreV1().Pods(s.ns).Get(ctx, pod, metav1.GetOptions{})
+		if err != nil || len(p.Status.ContainerStatuses) == 0 {
+			return false, nil
+		}
+		status = p.Status.ContainerStatuses[0]
+		return status.RestartCount >= 1 && status.State.Running != nil, nil
+	})
+	require.NoError(t, err, "the agent did not end and restart: %+v\n%s", status, s.describe())
+	last := status.LastTerminationState.Terminated
+	require.NotNil(t, last, "%+v", status)
+	assert.Equal(t, int32(0), last.ExitCode, "the agent trained to its end: %+v", last)
+	trained := s.previousLogs(pod, "pytorch")
+	checkAllReduce(t, trained, 1, 1)
+
+	// Long enough for two restarts of a container that keeps exiting: the
+	// kubelet waits 10 s, then 20 s.
+	time.Sleep(45 * time.Second)
+	p, err := kube.Client.CoreV1().Pods(s.ns).Get(context.Background(), pod, metav1.GetOptions{})
+	require.NoError(t, err)
+	now := p.Status.ContainerStatuses[0]
+	assert.Equal(t, int32(1), now.RestartCount, "the agent was restarted again: %+v", now)
+	assert.NotNil(t, now.State.Running, "the restarted container waits to be stopped: %+v", now)
+	said := s.logs("statefulset.kubernetes.io/pod-name="+pod, "pytorch")
+	assert.Contains(t, said, "trainfn: training ended: this worker's command (torchrun) exited with status 0 before its StatefulSet restarted it")
+	assert.NotRegexp(t, reduceLine, said, "the restart trained again")
+	t.Logf("the agent trained once, then its restart said:\n%s", said)
+}
+
+// TestLauncherEndsWhenItsWorkersJobFailed runs pi with workers whose
+// command fails, once, and whose Job allows no failure: the workers' Job
+// fails while the launcher's first attempt waits for them. That attempt
+// gives up on them; the next found no worker, and used to wait forever,
+// as if for room. It must give up too, saying that the workers are gone,
+// and the launcher's Job fail at its backoffLimit.
+func TestLauncherEndsWhenItsWorkersJobFailed(t *testing.T) {
+	withoutTheReconciler(t)
+	in, err := os.ReadFile("../../examples/jobs/pi.yaml")
+	require.NoError(t, err)
+	job, err := yaml.Parse(string(in))
+	require.NoError(t, err)
+	require.NoError(t, job.PipeE(yaml.Lookup(runPolicy...), yaml.Clear("ttlSecondsAfterFinished")))
+	require.NoError(t, job.PipeE(yaml.Lookup(runPolicy...), yaml.SetField("backoffLimit", yaml.NewRNode(&yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagInt, Value: "3"}))))
+	s := submit(t, []string{writeFile(t, "pi.yaml", job.MustString()), sshSecret(t, "pi")}, func(obj map[string]any) {
+		switch {
+		case obj["kind"] != "Job":
+		case name(obj) == "pi-launcher":
+			waitFor(obj, waitTimeout)
+		case name(obj) == "pi-worker":
+			obj["spec"].(map[string]any)["backoffLimit"] = 0
+			// work.sh runs this in place of sshd: the worker resolves,
+			// refuses SSH, and fails.
+			list(podSpec(obj), "containers")[0].(map[string]any)["args"] = []any{"/bin/sh", "-c", "sleep 20; exit 1"}
+		}
+	})
+	const (
+		remembers = "trainfn: an earlier attempt found the workers placed"
+		says      = "their pods are gone, as when the workers' Job has failed or was deleted"
+	)
+	// The launcher's pod is deleted once its Job fails: what its attempts
+	// said is read while they run.
+	var said string
+	ctx, cancel := context.WithTimeout(context.Background(), jobTimeout)
+	defer cancel()
+	_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(context.Context) (bool, error) {
+		pods, err := kube.Client.CoreV1().Pods(s.ns).List(ctx, metav1.ListOptions{LabelSelector: "batch.kubernetes.io/job-name=pi-launcher"})
+		if err != nil || len(pods.Items) == 0 {
+			return false, nil
+		}
+		for _, logs := range []string{s.logs("batch.kubernetes.io/job-name=pi-launcher", ""), s.previousLogs(pods.Items[0].Name, "")} {
+			if strings.Contains(logs, remembers) && strings.Contains(logs, says) {
+				said = logs
+			}
+		}
+		return said != "", nil
+	})
+	require.Contains(t, said, says, "no later attempt of the launcher said its workers were gone; its pods:\n%s", s.describe())
+	succeeded, took := s.finish("pi-launcher", jobTimeout)
+	assert.False(t, succeeded)
+	j, err := kube.Client.BatchV1().Jobs(s.ns).Get(context.Background(), "pi-worker", metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.True(t, slices.ContainsFunc(j.Status.Conditions, func(c batchv1.JobCondition) bool {
+		return c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue
+	}), "the workers' Job failed: %+v", j.Status.Conditions)
+	t.Logf("the launcher's Job failed %s after kubectl apply; an attempt said:\n%s", took.Round(10*time.Millisecond), said)
+}
+
+// previousLogs is what the container printed before its last restart.
+func (s *submission) previousLogs(pod, container string) string {
+	opts := &corev1.PodLogOptions{Container: container, Previous: true}
+	data, err := kube.Client.CoreV1().Pods(s.ns).GetLogs(pod, opts).DoRaw(context.Background())
+	if err != nil {
+		return err.Error()
+	}
+	return string(data)
 }
