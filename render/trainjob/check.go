@@ -91,8 +91,12 @@ func (j *Job) gangPolicy(p *plan) *gang.Policy {
 		timeout := c.ScheduleTimeoutSeconds
 		policy.ScheduleTimeoutSeconds = &timeout
 	}
-	if pg.Volcano != nil {
-		policy.Queue = p.annotations["scheduling.volcano.sh/queue-name"]
+	if v := pg.Volcano; v != nil {
+		policy.Queue = p.annotations[volcanoQueueAnnotation]
+		if t := v.NetworkTopology; t != nil {
+			// As Trainer's Volcano plugin writes it (volcano.go:199-203).
+			policy.NetworkTopology = &gang.NetworkTopology{Mode: t.Mode, HighestTierAllowed: t.HighestTierAllowed}
+		}
 	}
 	return &policy
 }
