@@ -137,7 +137,7 @@ func (j *Job) newPlan() (*plan, field.ErrorList) {
 // unknownContainers are the containers and init containers a patch names
 // that its replicated job has not, each in its own list: a strategic merge
 // patch would add them, without an image, and the pod would never run.
-// This is Trainer's rule (jobset.go:187-202), checked before the patch is
+// This is Trainer's rule (jobset.go:193-202), checked before the patch is
 // merged: Trainer v2.3.0 checks the merged runtime, where the patch's own
 // containers always are.
 func unknownContainers(spec runtimes.JobSetSpec, patched []patchedContainer, patch int) field.ErrorList {

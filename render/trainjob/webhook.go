@@ -87,7 +87,7 @@ func (j *Job) managerErrors() field.ErrorList {
 
 // patchEnvErrors: the trainer's and the initializers' env is the TrainJob's
 // own to set (spec.trainer.env, spec.initializer.*.env), not a patch's
-// (jobset.go:199-205).
+// (jobset.go:203-206).
 func (j *Job) patchEnvErrors() field.ErrorList {
 	var errs field.ErrorList
 	for _, c := range j.patchedContainers() {
