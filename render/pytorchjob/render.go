@@ -192,10 +192,10 @@ func (j *Job) Check() field.ErrorList {
 // services are the headless Services that name the job's pods:
 // <job>-pytorch, under which every pod's hostname resolves, and, as
 // training-operator creates one for every replica, <job>-master-0 and
-// <job>-worker-<i>, each of one pod. Launchers address replicas by those names (MASTER_ADDR,
-// --rdzv-endpoint=<job>-worker-0, --master_addr <job>-worker-0), which are
-// also the pods' hostnames, which torchrun and scripts compare addresses
-// with; they resolve in any namespace.
+// <job>-worker-<i>, each of one pod. Launchers address replicas by those
+// names (MASTER_ADDR, --rdzv-endpoint=<job>-worker-0, --master_addr
+// <job>-worker-0), which are also the pods' hostnames, which torchrun and
+// scripts compare addresses with; they resolve in any namespace.
 func (j *Job) services() []*yaml.RNode {
 	// Its kind too: a TrainJob of the same name has pods of the same job
 	// name, which this Service would otherwise count as its own.
