@@ -70,7 +70,7 @@ func TestKptItemsStayInTheirFiles(t *testing.T) {
 		require.NoError(t, err)
 		placed[path] = append(placed[path], index+" "+item.GetKind()+"/"+item.GetName())
 	}
-	assert.ElementsMatch(t, []string{"0 Service/mnist", "1 Service/mnist-worker-0", "2 Job/mnist-worker", "3 ConfigMap/after"}, placed["jobs.yaml"],
+	assert.ElementsMatch(t, []string{"0 Service/mnist-pytorch", "1 Service/mnist-worker-0", "2 Job/mnist-worker", "3 ConfigMap/after"}, placed["jobs.yaml"],
 		"the job's objects take its place in its file, and what came after it follows them")
 	assert.Equal(t, []string{"0 TrainFn/trainfn"}, placed["trainfn.yaml"], "a configuration file of the package stays")
 }

@@ -40,5 +40,12 @@ func Runtime(doc *yaml.RNode, source string, v *schemas.Validator) (*runtimes.Ru
 		// The schema accepted what the model cannot read: a bug.
 		return nil, schemas.Problems{{Field: "spec", Message: fmt.Sprintf("internal error: reading the defaulted spec: %v", err)}}
 	}
+	if errs := rt.WebhookErrors(); len(errs) > 0 {
+		out := make(schemas.Problems, 0, len(errs))
+		for _, e := range errs {
+			out = append(out, schemas.FieldProblem(doc, e))
+		}
+		return nil, out
+	}
 	return rt, nil
 }

@@ -233,6 +233,15 @@ var renamed = map[string]string{
 		"give the launcher's container its resources in its template (mpiReplicaSpecs.Launcher.template.spec.containers[0].resources)",
 	"spec.mountsOnLauncher": "a field of Alibaba's mpi-operator fork, which Arena's charts write; no upstream MPIJob has it: " +
 		"mount the volumes in the launcher's own template (mpiReplicaSpecs.Launcher.template.spec), as in the workers'",
+	// Kubeflow Trainer v2.2.0 removed these from its runtimes and TrainJob
+	// (CHANGELOG-2.2.md, Breaking Changes); Trainer's own docs still
+	// write some of them.
+	"spec.mlPolicy.torch.numProcPerNode": "removed in Kubeflow Trainer v2.2.0 (kubeflow/trainer#3239): set spec.trainer.numProcPerNode " +
+		"(an integer) on the TrainJob instead; without it torch runs a process per GPU, else per CPU",
+	"spec.mlPolicy.torch.elasticPolicy": "removed in Kubeflow Trainer v2.2.0 (kubeflow/trainer#3235): a TrainJob runs a fixed number of nodes, " +
+		"spec.trainer.numNodes; an elastic job is a PyTorchJob's spec.elasticPolicy",
+	"spec.podTemplateOverrides": "replaced by spec.runtimePatches in Kubeflow Trainer v2.2.0 (kubeflow/trainer#3309): each patch names its manager " +
+		"and changes the runtime's trainingRuntimeSpec.template.spec.replicatedJobs by name",
 }
 
 // misplaced explains an unknown field whose name is known from elsewhere:

@@ -34,6 +34,17 @@ type Policy struct {
 	MinResources           map[string]resource.Quantity `json:"minResources"`
 	PriorityClass          string                       `json:"priorityClass"`
 	ScheduleTimeoutSeconds *int32                       `json:"scheduleTimeoutSeconds"`
+	// NetworkTopology is a Trainer runtime's Volcano network topology,
+	// which Trainer writes into the PodGroup; Kubeflow's runPolicy has
+	// none.
+	NetworkTopology *NetworkTopology `json:"-"`
+}
+
+// NetworkTopology is Volcano's PodGroup spec.networkTopology: how far
+// apart, in tiers of the network, the gang's pods may be placed.
+type NetworkTopology struct {
+	Mode               string `json:"mode"`
+	HighestTierAllowed int    `json:"highestTierAllowed"`
 }
 
 // PolicyOf reads the scheduling policy of a validated Kubeflow job spec; nil
@@ -141,7 +152,11 @@ func Render(g Gang, opts options.Gang) ([]*yaml.RNode, []result.Warning, field.E
 		for _, m := range members {
 			m.Template.AddAnnotations(map[string]string{volcanoGroupAnnotation: owner.Name}, true)
 		}
-		objects = podGroup("scheduling.volcano.sh/v1beta1", "queue", optional(queue), "priorityClassName", optional(priority))
+		var topology *yaml.Node
+		if t := policy.NetworkTopology; t != nil {
+			topology = ynode.Map("mode", t.Mode, "highestTierAllowed", t.HighestTierAllowed)
+		}
+		objects = podGroup("scheduling.volcano.sh/v1beta1", "queue", optional(queue), "priorityClassName", optional(priority), "networkTopology", topology)
 	case options.SchedulerPlugins:
 		warnings = setScheduler(members, opts.SchedulerName, schedulerPluginsDefaultName)
 		for _, m := range members {

@@ -43,6 +43,11 @@ const (
 // job ended: the reconciler stops it only if it has not by a while after.
 const MPIJobKind = "MPIJob"
 
+// PyTorchJobKind is the KindLabel of a PyTorchJob's workloads and pods,
+// which its Service of every pod selects: a TrainJob of the same name has
+// pods of the same job name.
+const PyTorchJobKind = "PyTorchJob"
+
 // The roles of a job's pods, the values of JobRoleLabel.
 const (
 	RoleLauncher = "launcher"

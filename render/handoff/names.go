@@ -16,6 +16,13 @@ import (
 // name.
 func ServiceName(job string) string { return job }
 
+// PyTorchJobServiceName is a PyTorchJob's headless Service, under which
+// its pods' hostnames resolve. training-operator has no Service of the
+// job's own name, and a TrainJob migrated from the PyTorchJob keeps the
+// name (Trainer's migration guide) and has that Service, as JobSet names
+// it: the two coexist in a namespace, as they do under both operators.
+func PyTorchJobServiceName(job string) string { return job + "-pytorch" }
+
 // ConfigMapName holds the hostfile and the launcher's scripts.
 func ConfigMapName(job string) string { return job + "-config" }
 

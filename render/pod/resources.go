@@ -49,6 +49,15 @@ func (t *Template) ResourceErrors() field.ErrorList {
 	return errs
 }
 
+// ContainerResourceErrors are the API server's rules for one container's
+// resources (a ResourceRequirements mapping), for a renderer that merges a
+// container's resources from more than one place and reports each rule
+// where its value was written.
+func ContainerResourceErrors(resources *yaml.Node, at *field.Path) field.ErrorList {
+	_, errs := containerResources(resources, at)
+	return errs
+}
+
 // resourceList is a container's requests after defaulting, by name.
 type resourceList map[string]resource.Quantity
 

@@ -207,15 +207,19 @@ func (j *Job) Check() field.ErrorList {
 	return errs
 }
 
-// services are the headless Services that name the job's pods: <job>, under
-// which every pod's hostname resolves, and, as training-operator creates
-// one for every replica, <job>-master-0 and <job>-worker-<i>, each of one
-// pod. Launchers address replicas by those names (MASTER_ADDR,
-// --rdzv-endpoint=<job>-worker-0, --master_addr <job>-worker-0), which are
-// also the pods' hostnames, which torchrun and scripts compare addresses
-// with; they resolve in any namespace.
+// services are the headless Services that name the job's pods:
+// <job>-pytorch, under which every pod's hostname resolves, and, as
+// training-operator creates one for every replica, <job>-master-0 and
+// <job>-worker-<i>, each of one pod. Launchers address replicas by those
+// names (MASTER_ADDR, --rdzv-endpoint=<job>-worker-0, --master_addr
+// <job>-worker-0), which are also the pods' hostnames, which torchrun and
+// scripts compare addresses with; they resolve in any namespace.
 func (j *Job) services() []*yaml.RNode {
-	services := []*yaml.RNode{j.HeadlessService(handoff.ServiceName(j.Name), handoff.JobLabels(j.Name))}
+	// Its kind too: a TrainJob of the same name has pods of the same job
+	// name, which this Service would otherwise count as its own.
+	all := handoff.JobLabels(j.Name)
+	all[handoff.KindLabel] = handoff.PyTorchJobKind
+	services := []*yaml.RNode{j.HeadlessService(j.ServiceName(), all)}
 	if j.Master != nil {
 		services = append(services, j.HeadlessService(handoff.MasterHostname(j.Name), handoff.RoleLabels(j.Name, handoff.RoleMaster)))
 	}

@@ -6,6 +6,7 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 
 	"github.com/trainfn/trainfn/render/gang"
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/render/workload"
@@ -51,6 +52,7 @@ func fromV1(v *schemas.Validated) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
+	owner.Subdomain = handoff.PyTorchJobServiceName(owner.Name)
 	replicas, err := workload.Replicas(v.Doc, spec.PyTorchReplicaSpecs, "pytorchReplicaSpecs", "Master", "Worker")
 	if err != nil {
 		return nil, err

@@ -46,7 +46,13 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 	if len(errs) > 0 {
 		return result.Output{}, gang.Gang{}, errs
 	}
+	if errs := j.webhookErrors(p); len(errs) > 0 {
+		return result.Output{}, gang.Gang{}, errs
+	}
 	j.trainerResources(p)
+	if errs := j.resourceErrors(p); len(errs) > 0 {
+		return result.Output{}, gang.Gang{}, errs
+	}
 	if errs := j.enforceMLPolicy(p); len(errs) > 0 {
 		return result.Output{}, gang.Gang{}, errs
 	}

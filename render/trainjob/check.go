@@ -92,9 +92,15 @@ func (j *Job) gangPolicy(p *plan) *gang.Policy {
 		timeout := c.ScheduleTimeoutSeconds
 		policy.ScheduleTimeoutSeconds = &timeout
 	}
-	if pg.Volcano != nil && j.Labels[kueue.QueueLabel] == "" {
-		// Volcano's queue; Kueue's label chooses Kueue, and its own queue.
-		policy.Queue = p.annotations["scheduling.volcano.sh/queue-name"]
+	if v := pg.Volcano; v != nil {
+		if j.Labels[kueue.QueueLabel] == "" {
+			// Volcano's queue; Kueue's label chooses Kueue, and its own queue.
+			policy.Queue = p.annotations[volcanoQueueAnnotation]
+		}
+		if t := v.NetworkTopology; t != nil {
+			// As Trainer's Volcano plugin writes it (volcano.go:199-203).
+			policy.NetworkTopology = &gang.NetworkTopology{Mode: t.Mode, HighestTierAllowed: t.HighestTierAllowed}
+		}
 	}
 	return &policy
 }

@@ -76,6 +76,7 @@ func (j *Job) newPlan() (*plan, field.ErrorList) {
 	for i, r := range spec.ReplicatedJobs {
 		order[i] = r.Name
 	}
+	patched := j.patchedContainers()
 	for i, patch := range j.Spec.RuntimePatches {
 		at := field.NewPath("spec", "runtimePatches").Index(i).Child("trainingRuntimeSpec", "template")
 		if patch.TrainingRuntimeSpec == nil || patch.TrainingRuntimeSpec.Template == nil {
@@ -97,6 +98,10 @@ func (j *Job) newPlan() (*plan, field.ErrorList) {
 				}
 			}
 		}
+		if len(errs) > 0 {
+			continue
+		}
+		errs = append(errs, unknownContainers(spec, patched, i)...)
 		if len(errs) > 0 {
 			continue
 		}
@@ -127,6 +132,34 @@ func (j *Job) newPlan() (*plan, field.ErrorList) {
 		}
 	}
 	return p, nil
+}
+
+// unknownContainers are the containers and init containers a patch names
+// that its replicated job has not, each in its own list: a strategic merge
+// patch would add them, without an image, and the pod would never run.
+// This is Trainer's rule (jobset.go:193-202), checked before the patch is
+// merged: Trainer v2.3.0 checks the merged runtime, where the patch's own
+// containers always are.
+func unknownContainers(spec runtimes.JobSetSpec, patched []patchedContainer, patch int) field.ErrorList {
+	var errs field.ErrorList
+	for _, c := range patched {
+		if c.patch != patch {
+			continue
+		}
+		k := slices.IndexFunc(spec.ReplicatedJobs, func(r runtimes.ReplicatedJob) bool { return r.Name == c.job })
+		if k < 0 {
+			continue
+		}
+		pod := spec.ReplicatedJobs[k].Template.Spec.Template.Spec
+		list, kind := pod.Containers, "container"
+		if c.list == "initContainers" {
+			list, kind = pod.InitContainers, "initContainer"
+		}
+		if !slices.ContainsFunc(list, func(e corev1.Container) bool { return e.Name == c.name }) {
+			errs = append(errs, field.Invalid(c.path.Child("name"), c.name, fmt.Sprintf("must not have %s that doesn't exist in the runtime job %s", kind, c.job)))
+		}
+	}
+	return errs
 }
 
 // strategicMerge patches a JobSet spec as Trainer v2.3.0 does: a strategic

@@ -28,6 +28,17 @@ type Owner struct {
 	// Labels and Annotations are the job's own, passed on to what it renders.
 	Labels      map[string]string
 	Annotations map[string]string
+	// Subdomain is the headless Service that names the job's pods, when
+	// its kind's is not handoff.ServiceName's.
+	Subdomain string
+}
+
+// ServiceName is the headless Service that names the job's pods.
+func (o Owner) ServiceName() string {
+	if o.Subdomain != "" {
+		return o.Subdomain
+	}
+	return handoff.ServiceName(o.Name)
 }
 
 // Object starts a rendered object: its metadata carries the job's namespace,
@@ -67,7 +78,7 @@ func (o Owner) PodTemplate(template *yaml.RNode, path *field.Path, role, restart
 	t.AddLabels(handoff.RoleLabels(o.Name, role), true)
 	var warnings []result.Warning
 	warnings = append(warnings, Overridden(t, "restartPolicy", restartPolicy, "the replica's restartPolicy applies")...)
-	warnings = append(warnings, Overridden(t, "subdomain", handoff.ServiceName(o.Name), "the job's Service names its pods")...)
+	warnings = append(warnings, Overridden(t, "subdomain", o.ServiceName(), "the job's Service names its pods")...)
 	if t.Bool("hostNetwork") {
 		// Otherwise a host-network pod resolves with the node's DNS, which
 		// knows no Service.
@@ -96,7 +107,7 @@ func (o Owner) StatefulSet(name, role string, replicas *int32, t *pod.Template) 
 		"spec", ynode.Map(
 			"replicas", replicas,
 			"podManagementPolicy", "Parallel",
-			"serviceName", handoff.ServiceName(o.Name),
+			"serviceName", o.ServiceName(),
 			"selector", ynode.Map("matchLabels", ynode.StringMap(selector)),
 			"template", t.Node()))
 }

@@ -45,15 +45,22 @@ var gangCRDs = []struct{ module, path string }{
 // CRDs, so that the API server accepts the PodGroups trainfn renders.
 // Kueue needs none: trainfn only labels the Jobs it admits.
 func installGangCRDs(ctx context.Context, c *cluster.Cluster) error {
-	var files []string
+	var crds []*unstructured.Unstructured
 	for _, crd := range gangCRDs {
 		dir, err := cluster.ModuleDir(ctx, crd.module)
 		if err != nil {
 			return err
 		}
-		files = append(files, filepath.Join(dir, filepath.FromSlash(crd.path)))
+		objs, err := cluster.ReadObjects(filepath.Join(dir, filepath.FromSlash(crd.path)))
+		if err != nil {
+			return err
+		}
+		crds = append(crds, objs...)
 	}
-	return c.InstallCRDs(ctx, files...)
+	if err := withNetworkTopology(crds); err != nil {
+		return err
+	}
+	return c.InstallCRDObjects(ctx, crds)
 }
 
 // standInSchedulers are the names of the gang schedulers, which do not run
