@@ -97,8 +97,14 @@ func TestRequestsCostTheAPIServerABoundedNumber(t *testing.T) {
 			t.Errorf("%d answered %s", n, what)
 		}
 	}
-	if tooMany == 0 {
-		t.Errorf("no write was answered 429: %d writes in %s, at most %.0f admissible", requests*3/4, elapsed, admissible)
+	// The bucket bites only when the writes come faster than it admits: on
+	// a machine busy enough to send fewer, none need be refused.
+	writes := requests * 3 / 4
+	switch {
+	case float64(writes) > admissible && tooMany == 0:
+		t.Errorf("no write was answered 429: %d writes in %s, at most %.0f admissible", writes, elapsed, admissible)
+	case float64(writes) <= admissible:
+		t.Logf("%d writes in %s came no faster than the %.0f the bucket admits: whether it refuses the rest is not tried", writes, elapsed, admissible)
 	}
 	if len(wrongRetryAfter) > 0 {
 		t.Errorf("429s without Retry-After: %v", wrongRetryAfter)
