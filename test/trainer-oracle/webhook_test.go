@@ -9,28 +9,39 @@ import (
 	"strings"
 	"testing"
 
-	trainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
-	"github.com/kubeflow/trainer/v2/pkg/runtime/core"
-	testingutil "github.com/kubeflow/trainer/v2/pkg/util/testing"
-	"github.com/kubeflow/trainer/v2/pkg/webhooks"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 )
 
 // TestTrainerRefusesWhatTrainfnRefuses holds trainfn's refusals of Trainer's
 // webhook rules to Trainer's own: each error-webhook case of trainfn's
 // TrainJob render says, in its "# Trainer: " lines, what Trainer v2.3.0
-// answers when the manifest is applied. Trainer's runtime webhook
-// (ValidateCreate) and the TrainJob webhook's validation (the runtime's
-// ValidateObjects, which the webhook calls) must refuse it in those words,
-// and trainfn must refuse to render it. A case with no such line is one
-// Trainer v2.3.0 lets through although its code means to refuse it.
+// answers when the manifest is applied. The case's runtime, then its
+// TrainJob, are created on a real kube-apiserver that serves Trainer's
+// CRDs and calls Trainer's webhooks through Trainer's own webhook
+// configurations; the API server's answers must be the webhooks' refusals
+// in those words, and trainfn must refuse to render the case. A case with
+// no such line is one Trainer v2.3.0 lets through although its code means
+// to refuse it: the API server must then admit both.
+//
+// Trainer's webhooks run in this process, in a manager set up as Trainer's
+// own cmd and test/integration set it up, not as Trainer's released image:
+// there is no image registry nor container runtime here to run it from.
+// The API server still calls them over HTTPS, through the clientConfig of
+// Trainer's webhook configurations, as in a cluster.
 func TestTrainerRefusesWhatTrainfnRefuses(t *testing.T) {
 	files, err := filepath.Glob("../../render/trainjob/testdata/v1alpha1/error-webhook-*/input.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
+	server := startTrainer(t)
 	checked := 0
 	for _, file := range files {
-		t.Run(filepath.Base(filepath.Dir(file)), func(t *testing.T) {
+		name := filepath.Base(filepath.Dir(file))
+		t.Run(name, func(t *testing.T) {
 			data, err := os.ReadFile(file)
 			if err != nil {
 				t.Fatal(err)
@@ -41,16 +52,24 @@ func TestTrainerRefusesWhatTrainfnRefuses(t *testing.T) {
 			if err := cmd.Run(); err == nil {
 				t.Errorf("trainfn renders %s", file)
 			}
+			refusals := server.apply(t, name, data)
 			wants := trainerSays(string(data))
 			if len(wants) == 0 {
-				t.Skip("Trainer v2.3.0 admits the case")
+				if len(refusals) > 0 {
+					t.Errorf("the case says Trainer admits it; the API server answers:\n%s", strings.Join(refusals, "\n"))
+				}
+				return
 			}
 			checked++
-			job, rt := read(t, file)
-			refusal := trainerRefusal(t, job, rt)
+			for _, refusal := range refusals {
+				if !strings.Contains(refusal, "admission webhook \"") || !strings.Contains(refusal, "\" denied the request: ") {
+					t.Errorf("the API server refuses the case, not Trainer's webhooks:\n%s", refusal)
+				}
+			}
+			refusal := strings.Join(refusals, "\n")
 			for _, want := range wants {
 				if !strings.Contains(refusal, want) {
-					t.Errorf("Trainer does not say %q; it says:\n%s", want, refusal)
+					t.Errorf("Trainer does not say %q; the API server answers:\n%s", want, refusal)
 				}
 				if !strings.Contains(stderr.String(), want) {
 					t.Errorf("trainfn does not say %q; it says:\n%s", want, stderr.String())
@@ -74,25 +93,63 @@ func trainerSays(input string) []string {
 	return out
 }
 
-// trainerRefusal is what Trainer's webhooks answer the runtime's creation,
-// then the TrainJob's: "" when they admit both.
-func trainerRefusal(t *testing.T, job *trainer.TrainJob, rt *trainer.ClusterTrainingRuntime) string {
+// apply creates a case's runtimes, then its TrainJob, as a user applying
+// the file would, in a namespace of the case's name; it returns the API
+// server's refusals. A cluster-scoped runtime is deleted when the case
+// ends, since other cases create their own of the same name.
+func (s *trainerServer) apply(t *testing.T, ns string, input []byte) []string {
 	ctx := context.Background()
-	var out []string
-	if _, err := (&webhooks.ClusterTrainingRuntimeValidator{}).ValidateCreate(ctx, rt); err != nil {
-		out = append(out, err.Error())
-	}
-	b := testingutil.NewClientBuilder().WithObjects(rt)
-	c := b.Build()
-	if _, err := core.NewTrainingRuntime(ctx, c, testingutil.AsIndex(b), nil); err != nil {
+	if err := s.client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		t.Fatal(err)
 	}
-	crt, err := core.NewClusterTrainingRuntime(ctx, c, testingutil.AsIndex(b), nil)
-	if err != nil {
-		t.Fatal(err)
+	runtimes, jobs := documents(t, input)
+	var refusals []string
+	for _, obj := range append(runtimes, jobs...) {
+		if obj.GetKind() != "ClusterTrainingRuntime" && obj.GetNamespace() == "" {
+			obj.SetNamespace(ns)
+		}
+		if err := s.client.Create(ctx, obj, client.FieldValidation("Strict")); err != nil {
+			refusals = append(refusals, err.Error())
+			continue
+		}
+		if obj.GetKind() == "TrainJob" {
+			continue
+		}
+		t.Cleanup(func() {
+			if err := s.client.Delete(context.Background(), obj); err != nil {
+				t.Errorf("deleting %s %s: %v", obj.GetKind(), obj.GetName(), err)
+			}
+		})
+		s.waitCached(t, obj)
 	}
-	if _, errs := crt.ValidateObjects(ctx, nil, job.DeepCopy()); len(errs) > 0 {
-		out = append(out, errs.ToAggregate().Error())
+	return refusals
+}
+
+// documents are a case's runtimes and TrainJobs, as written.
+func documents(t *testing.T, input []byte) (runtimes, jobs []*unstructured.Unstructured) {
+	for doc := range strings.SplitSeq(string(input), "\n---\n") {
+		data, err := yaml.YAMLToJSON([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(data) == "null" {
+			continue
+		}
+		obj := &unstructured.Unstructured{}
+		if err := obj.UnmarshalJSON(data); err != nil {
+			t.Fatal(err)
+		}
+		switch obj.GetKind() {
+		case "TrainJob":
+			jobs = append(jobs, obj)
+		case "ClusterTrainingRuntime", "TrainingRuntime":
+			runtimes = append(runtimes, obj)
+		default:
+			t.Fatalf("the case holds a %s", obj.GetKind())
+		}
 	}
-	return strings.Join(out, "\n")
+	if len(runtimes) == 0 || len(jobs) == 0 {
+		t.Fatal("the case holds no TrainJob and runtime")
+	}
+	return runtimes, jobs
 }
