@@ -90,7 +90,7 @@ func closest(kind schemas.Kind) (schemas.Kind, bool) {
 		versions := likeness(version, v, versionsAlike)
 		score := []int{names, groups, versions, 0}
 		if versions > 0 {
-			score[3] = -editDistance(strings.ToLower(version), v)
+			score[3] = -schemas.EditDistance(strings.ToLower(version), v)
 		}
 		if bestScore == nil || slices.Compare(score, bestScore) > 0 {
 			best, bestScore = k, score
@@ -128,7 +128,7 @@ func kindsAlike(got, want string) bool {
 	if len(want) >= 8 {
 		limit = 2
 	}
-	return editDistance(strings.ToLower(got), strings.ToLower(want)) <= limit
+	return schemas.EditDistance(strings.ToLower(got), strings.ToLower(want)) <= limit
 }
 
 // groupsAlike are groups one of which is likely written for the other: in
@@ -140,7 +140,7 @@ func kindsAlike(got, want string) bool {
 // trainfn renders (KubeDL's training.kubedl.io PyTorchJob).
 func groupsAlike(got, want string) bool {
 	got = strings.ToLower(got)
-	return got == "" || editDistance(got, want) <= 2 ||
+	return got == "" || schemas.EditDistance(got, want) <= 2 ||
 		withoutLast(got) == withoutLast(want) || domain(got) == domain(want)
 }
 
@@ -181,28 +181,6 @@ func versionsOf(kind string) string {
 		return versions[0]
 	}
 	return strings.Join(versions[:len(versions)-1], ", ") + " and " + versions[len(versions)-1]
-}
-
-// editDistance is the Levenshtein distance of two strings, in bytes: the
-// names compared are ASCII.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // isNearMiss tells whether trainfn refuses a document of this apiVersion

@@ -188,7 +188,7 @@ func nearest(name string, candidates []string) string {
 		if strings.EqualFold(c, name) {
 			return c
 		}
-		if d := editDistance(strings.ToLower(name), strings.ToLower(c)); d < bestDist || (d == bestDist && best != "" && c < best) {
+		if d := EditDistance(strings.ToLower(name), strings.ToLower(c)); d < bestDist || (d == bestDist && best != "" && c < best) {
 			if d <= len(name)/3+1 {
 				best, bestDist = c, d
 			}
@@ -197,7 +197,9 @@ func nearest(name string, candidates []string) string {
 	return best
 }
 
-func editDistance(a, b string) int {
+// EditDistance is the Levenshtein distance of two strings, in bytes: the
+// names it compares are ASCII.
+func EditDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
