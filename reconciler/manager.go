@@ -6,25 +6,26 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/trainfn/trainfn/reconciler/allocation"
@@ -34,6 +35,7 @@ import (
 	"github.com/trainfn/trainfn/reconciler/diserver"
 	"github.com/trainfn/trainfn/reconciler/gates"
 	"github.com/trainfn/trainfn/reconciler/metrics"
+	"github.com/trainfn/trainfn/reconciler/observed"
 	"github.com/trainfn/trainfn/reconciler/scaling"
 	"github.com/trainfn/trainfn/reconciler/sshsecret"
 	"github.com/trainfn/trainfn/reconciler/write"
@@ -130,10 +132,17 @@ func NewManager(config *rest.Config, opts Options) (ctrl.Manager, error) {
 	}
 	// A StatefulSet's status follows its pods' readiness, so its events
 	// come in the same bursts.
-	immediately, gathered := jobOf(0), jobOf(opts.Coalesce)
-	return mgr, ctrl.NewControllerManagedBy(mgr).
+	immediately, gathered := jobOf(mgr.GetCache(), 0), jobOf(mgr.GetCache(), opts.Coalesce)
+	return mgr, builder.TypedControllerManagedBy[observed.Key](mgr).
 		Named("trainfn").
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		WithOptions(controller.TypedOptions[observed.Key]{MaxConcurrentReconciles: workers}).
+		WithLogConstructor(func(key *observed.Key) logr.Logger {
+			l := mgr.GetLogger().WithValues("controller", "trainfn")
+			if key != nil {
+				l = l.WithValues("namespace", key.Namespace, "kind", key.Kind, "job", key.Name)
+			}
+			return l
+		}).
 		Watches(&corev1.Pod{}, gathered).
 		Watches(&appsv1.StatefulSet{}, gathered).
 		Watches(&corev1.ConfigMap{}, immediately).
@@ -231,31 +240,27 @@ func addDIServer(mgr ctrl.Manager, opts Options, writes *prometheus.CounterVec) 
 // jobOf queues the job an object belongs to, after delay: the work queue
 // holds a queued job once, so the events of a burst within the delay (a
 // StatefulSet's pods becoming ready together, say) make one reconcile.
-func jobOf(delay time.Duration) handler.EventHandler {
-	add := func(obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-		name, ok := obj.GetLabels()[handoff.JobNameLabel]
-		if !ok {
-			return
+// Workloads and pods name their job's kind; a ConfigMap does not, and
+// queues each job of its name that has a workload in the cache, r.
+func jobOf(r client.Reader, delay time.Duration) handler.TypedEventHandler[client.Object, observed.Key] {
+	type queue = workqueue.TypedRateLimitingInterface[observed.Key]
+	add := func(ctx context.Context, obj client.Object, q queue) {
+		keys, err := observed.KeysOf(ctx, r, obj)
+		if err != nil {
+			log.FromContext(ctx).Error(err, "finding the jobs of an object", "object", client.ObjectKeyFromObject(obj))
 		}
-		req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}
-		if delay > 0 {
-			q.AddAfter(req, delay)
-		} else {
-			q.Add(req)
+		for _, key := range keys {
+			if delay > 0 {
+				q.AddAfter(key, delay)
+			} else {
+				q.Add(key)
+			}
 		}
 	}
-	return handler.Funcs{
-		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			add(e.Object, q)
-		},
-		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			add(e.ObjectNew, q)
-		},
-		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			add(e.Object, q)
-		},
-		GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			add(e.Object, q)
-		},
+	return handler.TypedFuncs[client.Object, observed.Key]{
+		CreateFunc:  func(ctx context.Context, e event.CreateEvent, q queue) { add(ctx, e.Object, q) },
+		UpdateFunc:  func(ctx context.Context, e event.UpdateEvent, q queue) { add(ctx, e.ObjectNew, q) },
+		DeleteFunc:  func(ctx context.Context, e event.DeleteEvent, q queue) { add(ctx, e.Object, q) },
+		GenericFunc: func(ctx context.Context, e event.GenericEvent, q queue) { add(ctx, e.Object, q) },
 	}
 }

@@ -41,8 +41,8 @@ import (
 	"github.com/trainfn/trainfn/reconciler/write"
 )
 
-// Reconciler keeps the run-time facts of one job per request; the request's
-// name is the job's name.
+// Reconciler keeps the run-time facts of one job per request, the job's
+// observed.Key.
 type Reconciler struct {
 	// Cache reads the job's objects.
 	Cache client.Reader
@@ -59,9 +59,9 @@ type Reconciler struct {
 
 // Reconcile brings one job's run-time facts up to date, concern by
 // concern; one that fails does not keep the others from their work.
-func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+func (r *Reconciler) Reconcile(ctx context.Context, key observed.Key) (reconcile.Result, error) {
 	r.Reconciles.Inc()
-	j, err := observed.Load(ctx, r.Cache, req.NamespacedName)
+	j, err := observed.Load(ctx, r.Cache, key)
 	if err != nil {
 		return reconcile.Result{}, err
 	}

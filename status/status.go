@@ -1,11 +1,12 @@
 // Package status finds the jobs trainfn rendered in a cluster and tells
 // each one's phase, for `trainfn status`. No job object exists to list:
 // a job is the Jobs, StatefulSets and pods that carry trainfn's operator
-// label and the same job-name label in one namespace. The phase is derived
-// from those live objects by package phase, the reconciler's own rules;
-// the phase the reconciler recorded (trainfn.dev/phase) is only the
-// previous phase the derivation starts from, so that the status is right
-// even when no reconciler runs, or it lags.
+// label and the same job-name and job-kind labels in one namespace. The
+// phase is derived from those live objects by package phase, the
+// reconciler's own rules; the phase the reconciler recorded
+// (trainfn.dev/phase) is only the previous phase the derivation starts
+// from, so that the status is right even when no reconciler runs, or it
+// lags.
 package status
 
 import (
@@ -13,6 +14,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -67,20 +69,54 @@ func List(ctx context.Context, c Lister, namespace string) ([]Job, error) {
 	return find(ctx, c, namespace, map[string]string{handoff.OperatorNameLabel: handoff.Operator})
 }
 
-// Get finds one job; the error is a *NotFoundError when it has no workload.
-func Get(ctx context.Context, c Lister, namespace, name string) (Job, error) {
+// Get finds one job by its name, or by KIND/NAME (pytorchjob/train, the
+// kind in any case, as kubectl takes it) where jobs of two kinds share the
+// name, as a PyTorchJob and the TrainJob it moves to do. The error is a
+// *NotFoundError when no workload of it exists, an *AmbiguousError when a
+// bare name is more than one job's.
+func Get(ctx context.Context, c Lister, namespace, ref string) (Job, error) {
+	kind, name, byKind := strings.Cut(ref, "/")
+	if !byKind {
+		kind, name = "", ref
+	}
 	jobs, err := find(ctx, c, namespace, handoff.JobLabels(name))
 	if err != nil {
 		return Job{}, err
 	}
-	if len(jobs) == 0 {
-		return Job{}, &NotFoundError{Namespace: namespace, Name: name}
+	if byKind {
+		jobs = slices.DeleteFunc(jobs, func(j Job) bool { return !strings.EqualFold(j.Kind, kind) })
 	}
-	return jobs[0], nil
+	switch len(jobs) {
+	case 0:
+		return Job{}, &NotFoundError{Namespace: namespace, Name: ref}
+	case 1:
+		return jobs[0], nil
+	}
+	kinds := make([]string, len(jobs))
+	for i, j := range jobs {
+		kinds[i] = j.Kind
+	}
+	return Job{}, &AmbiguousError{Namespace: namespace, Name: name, Kinds: kinds}
+}
+
+// AmbiguousError says that jobs of several kinds share the name asked for.
+type AmbiguousError struct {
+	Namespace, Name string
+	Kinds           []string
+}
+
+func (e *AmbiguousError) Error() string {
+	refs := make([]string, len(e.Kinds))
+	for i, k := range e.Kinds {
+		refs[i] = strings.ToLower(k) + "/" + e.Name
+	}
+	return fmt.Sprintf("%d jobs are named %q in namespace %q, of the kinds %s: name one as %s",
+		len(e.Kinds), e.Name, e.Namespace, strings.Join(e.Kinds, ", "), strings.Join(refs, " or "))
 }
 
 // find lists the workloads and pods that match the labels, and makes a Job
-// of each group of them that shares a namespace and a job name.
+// of each group of them that shares a namespace, a job name and the kind
+// label: a PyTorchJob and a TrainJob of one name are two jobs.
 func find(ctx context.Context, c Lister, namespace string, selector map[string]string) ([]Job, error) {
 	jobs, err := c.ListJobs(ctx, namespace, selector)
 	if err != nil {
@@ -94,14 +130,14 @@ func find(ctx context.Context, c Lister, namespace string, selector map[string]s
 	if err != nil {
 		return nil, fmt.Errorf("listing pods %s: %w", where(namespace), err)
 	}
-	type key struct{ namespace, name string }
+	type key struct{ namespace, name, kind string }
 	groups := map[key]*phase.Objects{}
 	group := func(obj metav1.Object) *phase.Objects {
 		name, ok := obj.GetLabels()[handoff.JobNameLabel]
 		if !ok {
 			return nil
 		}
-		k := key{obj.GetNamespace(), name}
+		k := key{obj.GetNamespace(), name, obj.GetLabels()[handoff.KindLabel]}
 		if groups[k] == nil {
 			groups[k] = &phase.Objects{}
 		}
@@ -138,7 +174,7 @@ func find(ctx context.Context, c Lister, namespace string, selector map[string]s
 		})
 	}
 	slices.SortFunc(out, func(a, b Job) int {
-		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Kind, b.Kind))
 	})
 	return out, nil
 }

@@ -213,3 +213,47 @@ func refuseLists() interceptor.Funcs {
 		return apierrors.NewForbidden(schema.GroupResource{Group: "batch", Resource: "jobs"}, "", errors.New(`User "alice" cannot list resource "jobs"`))
 	}}
 }
+
+// TestSameNameJobsOfTwoKinds: a PyTorchJob and the TrainJob it moves to,
+// which keeps its name, are two jobs, each with its own pods, and a bare
+// name that is both asks which one is meant.
+func TestSameNameJobsOfTwoKinds(t *testing.T) {
+	master := job("team-c", "train", "train-master", handoff.RoleMaster, 1, 0)
+	workers := job("team-c", "train", "train-worker", handoff.RoleWorker, 2, 0)
+	node := job("team-c", "train", "train-node-0", "node", 4, 30)
+	ofKind("PyTorchJob", master, workers)
+	ofKind("TrainJob", node)
+	objs := []client.Object{master, workers, node,
+		pod(master, "Job", 0, true), pod(workers, "Job", 0, true), pod(workers, "Job", 1, false),
+		pod(node, "Job", 0, true),
+	}
+	for i := range objs {
+		objs[i].SetResourceVersion("")
+	}
+	c := lister{fake.NewClientBuilder().WithObjects(objs...).Build()}
+
+	all, err := status.List(context.Background(), c, "team-c")
+	require.NoError(t, err)
+	assert.Equal(t, []row{
+		{"team-c", "train", "PyTorchJob", phase.Starting, 2, 3},
+		{"team-c", "train", "TrainJob", phase.Pending, 1, 4},
+	}, rows(all))
+
+	_, err = status.Get(context.Background(), c, "team-c", "train")
+	var ambiguous *status.AmbiguousError
+	require.True(t, errors.As(err, &ambiguous), "%v", err)
+	assert.EqualError(t, err, `2 jobs are named "train" in namespace "team-c", of the kinds PyTorchJob, TrainJob: name one as pytorchjob/train or trainjob/train`)
+
+	for ref, want := range map[string]row{
+		"trainjob/train":   {"team-c", "train", "TrainJob", phase.Pending, 1, 4},
+		"PyTorchJob/train": {"team-c", "train", "PyTorchJob", phase.Starting, 2, 3},
+	} {
+		got, err := status.Get(context.Background(), c, "team-c", ref)
+		require.NoError(t, err, ref)
+		assert.Equal(t, want, rows([]status.Job{got})[0], ref)
+	}
+	_, err = status.Get(context.Background(), c, "team-c", "tfjob/train")
+	var notFound *status.NotFoundError
+	require.True(t, errors.As(err, &notFound), "%v", err)
+	assert.ErrorContains(t, err, `job "tfjob/train" not found`)
+}

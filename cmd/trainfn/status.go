@@ -14,13 +14,15 @@ func statusCommand(stdout, stderr io.Writer) *cobra.Command {
 	var kubeconfig, namespace, output string
 	var allNamespaces bool
 	cmd := &cobra.Command{
-		Use:   "status [JOB]",
+		Use:   "status [JOB | KIND/JOB]",
 		Short: "Show the phase of the jobs trainfn rendered, from their live objects",
 		Long: `status lists the trainfn jobs of a namespace, or the one named, with their
 phase (Pending, Starting, Running, Restarting, Succeeded or Failed), their pods
 ready over those they should have, restarts and age. No job object exists in
 the cluster: a job is the Jobs, StatefulSets and pods labelled with its name,
-and its phase is derived from them by the reconciler's own rules.
+and its phase is derived from them by the reconciler's own rules. Jobs of
+two kinds may share a name (a PyTorchJob and the TrainJob it moves to): name
+one as KIND/JOB, trainjob/train say.
 
 The API server and namespace are found as kubectl finds them: --kubeconfig,
 else $KUBECONFIG, else ~/.kube/config, else the pod's service account; the

@@ -180,10 +180,10 @@ func (a *Allocation) forgetScaledAway(ctx context.Context) error {
 	return nil
 }
 
-// jobKeyOf is the key of the trainfn job a pod belongs to; "" for any
-// other pod.
+// jobKeyOf is the key of the trainfn DIJob a pod belongs to; "" for any
+// other pod, a pod of another kind's job of the same name among them.
 func jobKeyOf(p *corev1.Pod) string {
-	if p.Labels[handoff.OperatorNameLabel] != handoff.Operator || p.Labels[handoff.JobNameLabel] == "" {
+	if p.Labels[handoff.OperatorNameLabel] != handoff.Operator || p.Labels[handoff.JobNameLabel] == "" || !handoff.IsDIJob(p.Labels) {
 		return ""
 	}
 	return p.Namespace + "/" + p.Labels[handoff.JobNameLabel]

@@ -26,17 +26,24 @@ import (
 // Job is one rendered job as it lives in the cluster.
 type Job struct {
 	Namespace, Name string
-	Jobs            []batchv1.Job
-	StatefulSets    []appsv1.StatefulSet
-	Pods            []corev1.Pod
+	// Kind is the kind of job spec it was rendered from.
+	Kind         string
+	Jobs         []batchv1.Job
+	StatefulSets []appsv1.StatefulSet
+	Pods         []corev1.Pod
 	// Config is the job's <job>-config ConfigMap; nil until it is applied.
 	Config *corev1.ConfigMap
 }
 
-// Load reads a job's objects from r, the cache.
-func Load(ctx context.Context, r client.Reader, key types.NamespacedName) (*Job, error) {
-	j := &Job{Namespace: key.Namespace, Name: key.Name}
-	in := []client.ListOption{client.InNamespace(key.Namespace), client.MatchingLabels(handoff.JobLabels(key.Name))}
+// Load reads a job's objects from r, the cache. Its ConfigMap is found by
+// name, which jobs of two kinds cannot share.
+func Load(ctx context.Context, r client.Reader, key Key) (*Job, error) {
+	j := &Job{Namespace: key.Namespace, Name: key.Name, Kind: key.Kind}
+	selector, err := key.Selector()
+	if err != nil {
+		return nil, err
+	}
+	in := []client.ListOption{client.InNamespace(key.Namespace), client.MatchingLabelsSelector{Selector: selector}}
 	var jobs batchv1.JobList
 	var sets appsv1.StatefulSetList
 	var pods corev1.PodList
