@@ -78,6 +78,10 @@ type Member struct {
 	// Resized is a workload whose pod count changes at run time: Pods is
 	// the count it starts with.
 	Resized bool
+	// PlacedTogether, if set, is called when the scheduler places every
+	// pod of the gang at once: a member that waits for the others then
+	// knows, once it runs, that they were placed too.
+	PlacedTogether func()
 }
 
 // Labels, annotations and defaults the schedulers read.
@@ -138,6 +142,7 @@ func Render(g Gang, opts options.Gang) ([]*yaml.RNode, []result.Warning, field.E
 
 	var warnings []result.Warning
 	var objects []*yaml.RNode
+	together := minMember == total
 	switch opts.Scheduler {
 	case options.Volcano:
 		if queue == "" {
@@ -179,6 +184,7 @@ func Render(g Gang, opts options.Gang) ([]*yaml.RNode, []result.Warning, field.E
 			warnings = setScheduler(members, opts.SchedulerName, "")
 		}
 		if why := workloadByWorkload(members); why != "" {
+			together = false
 			split, errs := queueWorkloads(members, queue, kueue.WorkloadLabels(owner.Labels), why)
 			if len(errs) > 0 {
 				return nil, nil, errs
@@ -192,6 +198,11 @@ func Render(g Gang, opts options.Gang) ([]*yaml.RNode, []result.Warning, field.E
 			for _, m := range members {
 				m.Template.SetDefault("priorityClassName", ynode.String(policy.PriorityClass))
 			}
+		}
+	}
+	for _, m := range members {
+		if together && m.PlacedTogether != nil {
+			m.PlacedTogether()
 		}
 	}
 	return objects, warnings, nil

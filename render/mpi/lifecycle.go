@@ -197,17 +197,28 @@ exit "$code"
 // real node, 30 s after the job ended.
 var Idle = []string{"/bin/sh", "-c", "trap 'exit " + strconv.Itoa(StoppedExitCode) + "' TERM INT; sleep 365d & wait", "idle"}
 
+// FailedWorkerLingerEnv is how many seconds Work keeps a worker whose
+// command failed before it ends (DefaultFailedWorkerLinger): long enough
+// for its name to resolve, past the DNS server's cache of the name's
+// absence, and for the launcher's next probe.
+const FailedWorkerLingerEnv = "TRAINFN_FAILED_WORKER_LINGER"
+
+// DefaultFailedWorkerLinger is FailedWorkerLingerEnv's default.
+const DefaultFailedWorkerLinger = 15
+
 // Work is a worker's command, the container's own command and arguments
 // passed to it. It runs the command and stops it when the launcher says
 // the job has ended, or has failed more often than the launcher's Job
 // allows, and then exits 0: the workers' Job succeeds at its first
 // succeeded index (its successPolicy) and stops the others. Stopped by
 // the kubelet it exits StoppedExitCode, and a command that ends by itself
-// is a failure: either way the Job makes the worker again under the same
-// hostname. The pipe the launcher writes to is open for writing by any
+// is a failure, which it outlives by FailedWorkerLingerEnv seconds: either
+// way the Job makes the worker again under the same hostname. The pipe the launcher writes to is open for writing by any
 // user, as the launcher may log in as another user than the worker's
 // server runs as.
 var Work = strings.NewReplacer(
+	"{{lingerEnv}}", FailedWorkerLingerEnv,
+	"{{linger}}", strconv.Itoa(DefaultFailedWorkerLinger),
 	"{{run}}", RunDir,
 	"{{fifo}}", endFIFO,
 	"{{stopped}}", strconv.Itoa(StoppedExitCode),
@@ -272,7 +283,19 @@ fi
 [ -n "$stopped" ] && exit {{stopped}}
 if [ "$code" -eq 0 ]; then
   echo "trainfn: the worker's command ($1) ended before the job did" >&2
-  exit 1
+  code=1
 fi
+# The failed worker stays a while, its name resolving, so that a launcher
+# waiting for the workers finds them placed: when their Job fails at this
+# failure, the launcher then knows they are gone, not waiting for room, and
+# ends. A worker that failed at once would often be gone before the
+# launcher's probe, or its resolver, saw it.
+linger=${{{lingerEnv}}:-{{linger}}}
+case $linger in ''|*[!0-9]*) linger={{linger}} ;; esac
+printf 'trainfn: the worker failed (status %s): it ends in %ss\n' "$code" "$linger" >&2
+sleep "$linger" &
+child=$!
+[ -n "$stopped" ] && kill -TERM "$child" 2>/dev/null
+wait "$child"
 exit "$code"
 `

@@ -34,12 +34,19 @@ type worker struct {
 	exited chan error
 }
 
+// startWorker starts work.sh; a worker that fails ends at once.
 func startWorker(t *testing.T, run string, command ...string) *worker {
+	t.Helper()
+	return startWorkerWith(t, []string{FailedWorkerLingerEnv + "=0"}, run, command...)
+}
+
+func startWorkerWith(t *testing.T, env []string, run string, command ...string) *worker {
 	t.Helper()
 	w := &worker{run: run, exited: make(chan error, 1)}
 	script := strings.ReplaceAll(Work, RunDir, run)
 	require.NotEqual(t, Work, script, "work.sh keeps its pipe in its scratch directory")
 	w.cmd = exec.Command("/bin/sh", append([]string{"-c", script, "work.sh"}, command...)...)
+	w.cmd.Env = append(os.Environ(), env...)
 	w.cmd.Stdout, w.cmd.Stderr = &w.out, &w.out
 	// A group of its own, killed whole at the end as the kubelet ends a
 	// container: work.sh's listener, a subshell, would outlive the shell.
@@ -156,6 +163,19 @@ func TestWorkCommandThatEndsByItself(t *testing.T) {
 		if want == 1 {
 			assert.Contains(t, w.out.String(), "trainfn: the worker's command (/bin/sh) ended before the job did")
 		}
+	}
+}
+
+// A failed worker stays, its name resolving, so that a launcher waiting
+// for the workers sees them placed before their Job fails; the kubelet's
+// stop ends it at once, with its failure.
+func TestWorkFailedWorkerStays(t *testing.T) {
+	for _, env := range [][]string{nil, {FailedWorkerLingerEnv + "=30"}} {
+		w := startWorkerWith(t, env, t.TempDir(), "/bin/sh", "-c", "exit 7")
+		require.Equal(t, -1, w.exitCode(t, time.Second), "the failed worker ended at once")
+		require.NoError(t, w.cmd.Process.Signal(syscall.SIGTERM))
+		assert.Equal(t, 7, w.exitCode(t, 10*time.Second), "stopped, it ends with its failure: %s", &w.out)
+		assert.Contains(t, w.out.String(), "trainfn: the worker failed (status 7): it ends in ")
 	}
 }
 

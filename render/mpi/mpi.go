@@ -95,6 +95,12 @@ const WaitTimeoutEnv = "TRAINFN_WAIT_TIMEOUT_SECONDS"
 // DefaultWaitTimeout, in seconds, leaves room for worker images to be pulled.
 const DefaultWaitTimeout = "600"
 
+// PlacedTogetherEnv, "true" on the launcher of a job that a gang scheduler
+// places all at once (every pod in its gang), tells WaitForWorkers that
+// the workers were placed with the launcher: when it runs they are
+// placed, or were and are gone, and its stall timer starts at once.
+const PlacedTogetherEnv = "TRAINFN_PLACED_TOGETHER"
+
 // WaitParallelEnv bounds how many workers WaitForWorkers probes at once;
 // each remote shell has its own default (remoteShell.parallel).
 const WaitParallelEnv = "TRAINFN_WAIT_PARALLEL"
@@ -122,7 +128,8 @@ const DefaultWaitParallel = "32"
 // that a worker resolved, and starts the stall timer at once when an
 // earlier attempt of its pod did: workers placed once that no longer
 // resolve are gone (their Job failed, or was deleted), not waiting for
-// room, and it says so when it gives up.
+// room, and it says so when it gives up. So it does too when a gang
+// scheduler placed the workers with the launcher (PlacedTogetherEnv).
 // Retrying inside one process keeps a slow start from counting against the
 // launcher's backoffLimit. It uses the image's own ssh, with the job's key,
 // the image's ssh_config and the extra ssh arguments mpirun will use (a
@@ -213,6 +220,7 @@ func waitScript(r remoteShell) string {
 	return strings.NewReplacer(
 		"{{timeoutEnv}}", WaitTimeoutEnv,
 		"{{defaultTimeout}}", DefaultWaitTimeout,
+		"{{togetherEnv}}", PlacedTogetherEnv,
 		"{{parallelEnv}}", WaitParallelEnv,
 		"{{defaultParallel}}", r.parallel,
 		"{{hostfile}}", ConfigDir+"/"+HostfileKey,
@@ -275,9 +283,10 @@ self=${self%%.*}
 }
 # The stall timer starts once a worker resolves: until then the workers
 # wait for room (a queue, a gang scheduler, a full node), which is no stall.
-# Workers an earlier attempt found placed wait for no room: if none resolves
-# now, their pods are gone (their Job failed, or was deleted), and would
-# never come back, so the timer starts at once.
+# Workers an earlier attempt found placed, or that a gang scheduler placed
+# with the launcher, wait for no room: if none resolves now, their pods are
+# gone (their Job failed, or was deleted), and would never come back, so
+# the timer starts at once.
 since=
 said_at=
 delay=0.05
@@ -285,6 +294,9 @@ began=$(date +%s)
 if [ -n "$placed" ] && [ -e "$placed" ]; then
   since=$began
   printf 'trainfn: an earlier attempt found the workers placed: this one waits %ss at most without a worker answering\n' "$timeout"
+elif [ "${{{togetherEnv}}:-}" = true ]; then
+  since=$began
+  printf 'trainfn: the gang scheduler placed the workers with the launcher: the wait gives up after %ss without a worker answering\n' "$timeout"
 fi
 results=$(probe_all < {{hostfile}})
 while :; do

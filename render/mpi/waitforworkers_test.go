@@ -361,3 +361,22 @@ func TestWaitForWorkersGivesUpOnWorkersGone(t *testing.T) {
 	assert.Contains(t, out, "trainfn: no worker is placed now (gone.invalid: ssh: Could not resolve hostname gone.invalid")
 	assert.Contains(t, out, "and none has answered for 1s: their pods are gone, as when the workers' Job has failed or was deleted")
 }
+
+// Workers a gang scheduler placed with the launcher wait for no room
+// either: when none resolves, the wait gives up after the bound, where
+// without a gang it would wait for them as for room (the test above).
+func TestWaitForWorkersPlacedTogetherGivesUp(t *testing.T) {
+	f := newSSHFixture(t)
+	path := filepath.Join(f.dir, "hostfile")
+	require.NoError(t, os.WriteFile(path, []byte(Hostfile(OpenMPI, []handoff.Host{{Name: "gone.invalid", Slots: 1}})), 0o644))
+	script := strings.ReplaceAll(WaitForWorkers(f.impl), ConfigDir+"/"+HostfileKey, path)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", script)
+	cmd.Env = append(append(os.Environ(), f.env...), WaitTimeoutEnv+"=1", PlacedTogetherEnv+"=true", "RES_OPTIONS=timeout:1 attempts:1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, ctx.Err(), "the wait for workers placed with the launcher never ended: %s", out)
+	require.Error(t, err, "%s", out)
+	assert.Contains(t, string(out), "trainfn: the gang scheduler placed the workers with the launcher: the wait gives up after 1s without a worker answering")
+	assert.Contains(t, string(out), "and none has answered for 1s: their pods are gone, as when the workers' Job has failed or was deleted")
+}

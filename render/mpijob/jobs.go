@@ -1,6 +1,7 @@
 package mpijob
 
 import (
+	"slices"
 	"path"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -185,6 +186,19 @@ func setWaitEnv(c *pod.Container, reach sshReach) {
 	c.AddEnv(mpi.WaitTimeoutEnv, mpi.DefaultWaitTimeout)
 	if reach.flagSet {
 		c.AddEnv(mpi.WaitSSHArgsEnv, reach.flagArgs)
+	}
+}
+
+// placedTogether tells the launcher's wait for the workers, in whichever
+// container it runs, that a gang scheduler places the workers with the
+// launcher (gang.Member.PlacedTogether).
+func placedTogether(t *pod.Template) func() {
+	return func() {
+		for _, c := range slices.Concat(t.InitContainers(), t.Containers()) {
+			if value, resolved := c.Env(mpi.WaitTimeoutEnv); value != "" || resolved {
+				c.AddEnv(mpi.PlacedTogetherEnv, "true")
+			}
+		}
 	}
 }
 

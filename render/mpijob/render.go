@@ -128,7 +128,7 @@ func (j *Job) Build() (result.Output, gang.Gang, field.ErrorList) {
 	out.Objects = append(out.Objects, launcher)
 	out.Warnings = append(out.Warnings, warnings...)
 	errs = append(errs, lerrs...)
-	members := []gang.Member{{Workload: launcher, Template: lt, Pods: 1}}
+	members := []gang.Member{{Workload: launcher, Template: lt, Pods: 1, PlacedTogether: placedTogether(lt)}}
 
 	if j.Worker != nil {
 		var workers *yaml.RNode

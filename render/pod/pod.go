@@ -169,6 +169,19 @@ func (t *Template) Containers() []*Container {
 	return out
 }
 
+// InitContainers are the pod's init containers.
+func (t *Template) InitContainers() []*Container {
+	containers := ynode.Get(t.spec(), "initContainers")
+	if containers == nil {
+		return nil
+	}
+	out := make([]*Container, len(containers.Content))
+	for i, c := range containers.Content {
+		out[i] = &Container{node: c, path: t.Path("initContainers").Index(i)}
+	}
+	return out
+}
+
 // Container is the container so named, or nil.
 func (t *Template) Container(name string) *Container {
 	for _, c := range t.Containers() {

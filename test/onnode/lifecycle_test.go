@@ -218,11 +218,13 @@ func TestElasticAgentsRunOnceWithoutTheReconciler(t *testing.T) {
 }
 
 // TestLauncherEndsWhenItsWorkersJobFailed runs pi with workers whose
-// command fails, once, and whose Job allows no failure: the workers' Job
-// fails while the launcher's first attempt waits for them. That attempt
-// gives up on them; the next found no worker, and used to wait forever,
-// as if for room. It must give up too, saying that the workers are gone,
-// and the launcher's Job fail at its backoffLimit.
+// command fails at once, and whose Job allows no failure: the workers'
+// Job fails while the launcher's first attempt waits for them. A worker
+// gone before the launcher saw it resolve left it waiting forever, as if
+// for room; the failed worker now stays a while, its name resolving, and
+// the attempt that sees it gives up on it. The next finds no worker, and
+// must give up too, saying that the workers are gone, and the launcher's
+// Job fail at its backoffLimit.
 func TestLauncherEndsWhenItsWorkersJobFailed(t *testing.T) {
 	withoutTheReconciler(t)
 	in, err := os.ReadFile("../../examples/jobs/pi.yaml")
@@ -238,9 +240,9 @@ func TestLauncherEndsWhenItsWorkersJobFailed(t *testing.T) {
 			waitFor(obj, waitTimeout)
 		case name(obj) == "pi-worker":
 			obj["spec"].(map[string]any)["backoffLimit"] = 0
-			// work.sh runs this in place of sshd: the worker resolves,
-			// refuses SSH, and fails.
-			list(podSpec(obj), "containers")[0].(map[string]any)["args"] = []any{"/bin/sh", "-c", "sleep 20; exit 1"}
+			// work.sh runs this in place of sshd: the worker fails at
+			// once, refusing SSH while its name resolves.
+			list(podSpec(obj), "containers")[0].(map[string]any)["args"] = []any{"/bin/sh", "-c", "exit 1"}
 		}
 	})
 	const (
