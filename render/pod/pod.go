@@ -157,27 +157,20 @@ func (t *Template) Main() *Container {
 }
 
 // Containers are the pod's containers, init containers aside.
-func (t *Template) Containers() []*Container {
-	containers := ynode.Get(t.spec(), "containers")
-	if containers == nil {
-		return nil
-	}
-	out := make([]*Container, len(containers.Content))
-	for i, c := range containers.Content {
-		out[i] = &Container{node: c, path: t.Path("containers").Index(i)}
-	}
-	return out
-}
+func (t *Template) Containers() []*Container { return t.containersOf("containers") }
 
 // InitContainers are the pod's init containers.
-func (t *Template) InitContainers() []*Container {
-	containers := ynode.Get(t.spec(), "initContainers")
+func (t *Template) InitContainers() []*Container { return t.containersOf("initContainers") }
+
+// containersOf are the containers of one of the pod's lists.
+func (t *Template) containersOf(list string) []*Container {
+	containers := ynode.Get(t.spec(), list)
 	if containers == nil {
 		return nil
 	}
 	out := make([]*Container, len(containers.Content))
 	for i, c := range containers.Content {
-		out[i] = &Container{node: c, path: t.Path("initContainers").Index(i)}
+		out[i] = &Container{node: c, path: t.Path(list).Index(i)}
 	}
 	return out
 }
