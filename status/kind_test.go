@@ -39,8 +39,7 @@ func TestKindOfRenderedOutputs(t *testing.T) {
 		if info, err := os.Stat(expected); err != nil || info.Size() == 0 {
 			continue // an error case: nothing rendered
 		}
-		kinds := map[string]string{} // job name: its spec's kind
-		shared := map[string]bool{}  // names two specs of the case give
+		kinds := map[string]map[string]bool{} // job name: its specs' kinds
 		for _, doc := range documents(t, input) {
 			var spec struct {
 				Kind     string `json:"kind"`
@@ -49,21 +48,30 @@ func TestKindOfRenderedOutputs(t *testing.T) {
 				} `json:"metadata"`
 			}
 			require.NoError(t, yaml.Unmarshal(doc, &spec))
-			if k, ok := kinds[spec.Metadata.Name]; ok && k != spec.Kind {
-				shared[spec.Metadata.Name] = true
+			if kinds[spec.Metadata.Name] == nil {
+				kinds[spec.Metadata.Name] = map[string]bool{}
 			}
-			kinds[spec.Metadata.Name] = spec.Kind
+			kinds[spec.Metadata.Name][spec.Kind] = true
 		}
-		for name, objs := range renderedJobs(t, expected) {
-			want := kinds[name]
-			if want == "" || shared[name] {
-				// Rendered from a spec this case gives no name of its own,
-				// or from two of one name (a PyTorchJob and the TrainJob
-				// made of it), whose objects renderedJobs, by name, mixes.
+		// A name two specs give (a PyTorchJob and the TrainJob made of
+		// it) is two jobs, one of each kind.
+		got := map[string]map[string]bool{}
+		for ref, objs := range renderedJobs(t, expected) {
+			name, _, _ := strings.Cut(ref, "/")
+			if kinds[name] == nil || len(objs.Jobs)+len(objs.StatefulSets) == 0 {
+				// Rendered from a spec this case gives no name of its
+				// own, or objects of no workload (Services, ConfigMaps).
 				continue
 			}
-			assert.Equal(t, want, status.KindOf(objs), "%s: job %s", input, name)
-			checked[want]++
+			if got[name] == nil {
+				got[name] = map[string]bool{}
+			}
+			kind := status.KindOf(objs)
+			got[name][kind] = true
+			checked[kind]++
+		}
+		for name, want := range got {
+			assert.Equal(t, kinds[name], want, "%s: the kinds of the jobs named %s", input, name)
 		}
 	}
 	for _, kind := range render.Kinds() {
@@ -79,7 +87,7 @@ func TestKindOfUnknown(t *testing.T) {
 }
 
 // renderedJobs reads a rendered output's Jobs and StatefulSets, by the
-// job they belong to.
+// job they belong to: "name/kind", of their job-name and job-kind labels.
 func renderedJobs(t *testing.T, path string) map[string]phase.Objects {
 	jobs := map[string]phase.Objects{}
 	for _, doc := range documents(t, path) {
@@ -94,6 +102,7 @@ func renderedJobs(t *testing.T, path string) map[string]phase.Objects {
 		if !ok {
 			continue
 		}
+		name += "/" + head.Metadata.Labels[handoff.KindLabel]
 		objs := jobs[name]
 		switch head.Kind {
 		case "Job":

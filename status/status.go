@@ -20,6 +20,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/status/phase"
@@ -132,12 +133,23 @@ func find(ctx context.Context, c Lister, namespace string, selector map[string]s
 	}
 	type key struct{ namespace, name, kind string }
 	groups := map[key]*phase.Objects{}
+	// A pod rendered before pods carried their job's kind joins its
+	// workload's group.
+	byWorkload := map[types.UID]key{}
 	group := func(obj metav1.Object) *phase.Objects {
 		name, ok := obj.GetLabels()[handoff.JobNameLabel]
 		if !ok {
 			return nil
 		}
 		k := key{obj.GetNamespace(), name, obj.GetLabels()[handoff.KindLabel]}
+		if _, labelled := obj.GetLabels()[handoff.KindLabel]; !labelled {
+			if owner := metav1.GetControllerOf(obj); owner != nil {
+				if w, ok := byWorkload[owner.UID]; ok {
+					k = w
+				}
+			}
+		}
+		byWorkload[obj.GetUID()] = k
 		if groups[k] == nil {
 			groups[k] = &phase.Objects{}
 		}

@@ -215,16 +215,20 @@ func refuseLists() interceptor.Funcs {
 }
 
 // TestSameNameJobsOfTwoKinds: a PyTorchJob and the TrainJob it moves to,
-// which keeps its name, are two jobs, each with its own pods, and a bare
-// name that is both asks which one is meant.
+// which keeps its name, are two jobs, each with its own pods (one of them
+// without the kind label, as pods were rendered before), and a bare name
+// that is both asks which one is meant.
 func TestSameNameJobsOfTwoKinds(t *testing.T) {
 	master := job("team-c", "train", "train-master", handoff.RoleMaster, 1, 0)
 	workers := job("team-c", "train", "train-worker", handoff.RoleWorker, 2, 0)
 	node := job("team-c", "train", "train-node-0", "node", 4, 30)
 	ofKind("PyTorchJob", master, workers)
 	ofKind("TrainJob", node)
+	// Rendered before pods carried their job's kind: it is its Job's.
+	before := pod(workers, "Job", 1, true)
+	before.Labels = handoff.RoleLabels("train", handoff.RoleWorker)
 	objs := []client.Object{master, workers, node,
-		pod(master, "Job", 0, true), pod(workers, "Job", 0, true), pod(workers, "Job", 1, false),
+		pod(master, "Job", 0, true), pod(workers, "Job", 0, true), before,
 		pod(node, "Job", 0, true),
 	}
 	for i := range objs {
@@ -235,7 +239,7 @@ func TestSameNameJobsOfTwoKinds(t *testing.T) {
 	all, err := status.List(context.Background(), c, "team-c")
 	require.NoError(t, err)
 	assert.Equal(t, []row{
-		{"team-c", "train", "PyTorchJob", phase.Starting, 2, 3},
+		{"team-c", "train", "PyTorchJob", phase.Running, 3, 3},
 		{"team-c", "train", "TrainJob", phase.Pending, 1, 4},
 	}, rows(all))
 
@@ -246,7 +250,7 @@ func TestSameNameJobsOfTwoKinds(t *testing.T) {
 
 	for ref, want := range map[string]row{
 		"trainjob/train":   {"team-c", "train", "TrainJob", phase.Pending, 1, 4},
-		"PyTorchJob/train": {"team-c", "train", "PyTorchJob", phase.Starting, 2, 3},
+		"PyTorchJob/train": {"team-c", "train", "PyTorchJob", phase.Running, 3, 3},
 	} {
 		got, err := status.Get(context.Background(), c, "team-c", ref)
 		require.NoError(t, err, ref)

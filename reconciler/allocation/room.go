@@ -181,9 +181,14 @@ func (a *Allocation) forgetScaledAway(ctx context.Context) error {
 }
 
 // jobKeyOf is the key of the trainfn DIJob a pod belongs to; "" for any
-// other pod, a pod of another kind's job of the same name among them.
+// other pod, a pod of another kind's job of the same name among them. A
+// pod rendered before pods carried their job's kind is known by its job's
+// name alone, as it was then.
 func jobKeyOf(p *corev1.Pod) string {
-	if p.Labels[handoff.OperatorNameLabel] != handoff.Operator || p.Labels[handoff.JobNameLabel] == "" || !handoff.IsDIJob(p.Labels) {
+	if p.Labels[handoff.OperatorNameLabel] != handoff.Operator || p.Labels[handoff.JobNameLabel] == "" {
+		return ""
+	}
+	if kind, labelled := p.Labels[handoff.KindLabel]; labelled && kind != handoff.DIJobKind {
 		return ""
 	}
 	return p.Namespace + "/" + p.Labels[handoff.JobNameLabel]

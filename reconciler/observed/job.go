@@ -16,6 +16,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -36,23 +37,41 @@ type Job struct {
 }
 
 // Load reads a job's objects from r, the cache. Its ConfigMap is found by
-// name, which jobs of two kinds cannot share.
+// name, which jobs of two kinds cannot share. A pod rendered before pods
+// carried their job's kind is the job's when one of its workloads
+// controls it.
 func Load(ctx context.Context, r client.Reader, key Key) (*Job, error) {
 	j := &Job{Namespace: key.Namespace, Name: key.Name, Kind: key.Kind}
 	selector, err := key.Selector()
 	if err != nil {
 		return nil, err
 	}
-	in := []client.ListOption{client.InNamespace(key.Namespace), client.MatchingLabelsSelector{Selector: selector}}
+	ofKind := []client.ListOption{client.InNamespace(key.Namespace), client.MatchingLabelsSelector{Selector: selector}}
 	var jobs batchv1.JobList
 	var sets appsv1.StatefulSetList
-	var pods corev1.PodList
-	for _, list := range []client.ObjectList{&jobs, &sets, &pods} {
-		if err := r.List(ctx, list, in...); err != nil {
+	for _, list := range []client.ObjectList{&jobs, &sets} {
+		if err := r.List(ctx, list, ofKind...); err != nil {
 			return nil, err
 		}
 	}
-	j.Jobs, j.StatefulSets, j.Pods = jobs.Items, sets.Items, pods.Items
+	var pods corev1.PodList
+	if err := r.List(ctx, &pods, client.InNamespace(key.Namespace), client.MatchingLabels(handoff.JobLabels(key.Name))); err != nil {
+		return nil, err
+	}
+	j.Jobs, j.StatefulSets = jobs.Items, sets.Items
+	owners := map[types.UID]bool{}
+	for i := range jobs.Items {
+		owners[jobs.Items[i].UID] = true
+	}
+	for i := range sets.Items {
+		owners[sets.Items[i].UID] = true
+	}
+	for _, p := range pods.Items {
+		kind, labelled := p.Labels[handoff.KindLabel]
+		if labelled && kind == key.Kind || !labelled && controlledBy(&p, owners) {
+			j.Pods = append(j.Pods, p)
+		}
+	}
 	var cm corev1.ConfigMap
 	switch err := r.Get(ctx, types.NamespacedName{Namespace: key.Namespace, Name: handoff.ConfigMapName(key.Name)}, &cm); {
 	case err == nil:
@@ -61,6 +80,12 @@ func Load(ctx context.Context, r client.Reader, key Key) (*Job, error) {
 		return nil, err
 	}
 	return j, nil
+}
+
+// controlledBy tells whether one of owners controls the pod.
+func controlledBy(p *corev1.Pod, owners map[types.UID]bool) bool {
+	ref := metav1.GetControllerOf(p)
+	return ref != nil && owners[ref.UID]
 }
 
 // Workers are the job's workers' workloads: one StatefulSet or Job, or one

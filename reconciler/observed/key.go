@@ -6,7 +6,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -56,14 +55,15 @@ func (k Key) Selector() (labels.Selector, error) {
 }
 
 // KeysOf are the jobs an object belongs to, as r, the cache, holds them. A
-// workload or pod names its job's kind; a ConfigMap does not, and belongs
-// to each job of its name that has a workload.
+// workload or pod names its job's kind; a ConfigMap does not, nor does a
+// pod rendered before pods carried it, and either belongs to each job of
+// its name that has a workload.
 func KeysOf(ctx context.Context, r client.Reader, obj client.Object) ([]Key, error) {
 	key, ok := KeyOf(obj)
 	if !ok {
 		return nil, nil
 	}
-	if _, isConfig := obj.(*corev1.ConfigMap); !isConfig {
+	if _, labelled := obj.GetLabels()[handoff.KindLabel]; labelled {
 		return []Key{key}, nil
 	}
 	in := []client.ListOption{client.InNamespace(key.Namespace), client.MatchingLabels(handoff.JobLabels(key.Name))}

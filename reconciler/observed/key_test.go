@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -29,10 +30,17 @@ func meta(name, kind, role string) metav1.ObjectMeta {
 
 // sameName is a namespace holding a PyTorchJob and the TrainJob it moves
 // to, both named train (Trainer's migration guide keeps the name), and
-// objects of a job named train labelled by hand, with no kind.
+// objects of a job named train labelled by hand, with no kind. A pod of
+// the PyTorchJob's master was rendered before pods carried their job's
+// kind.
 func sameName() client.Client {
+	master := meta("train-master", handoff.PyTorchJobKind, handoff.RoleMaster)
+	master.UID = "master-uid"
+	before := meta("train-master-before", "", handoff.RoleMaster)
+	before.OwnerReferences = []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: "train-master", UID: master.UID, Controller: ptr.To(true)}}
 	return fake.NewClientBuilder().WithObjects(
-		&batchv1.Job{ObjectMeta: meta("train-master", handoff.PyTorchJobKind, handoff.RoleMaster)},
+		&batchv1.Job{ObjectMeta: master},
+		&corev1.Pod{ObjectMeta: before},
 		&batchv1.Job{ObjectMeta: meta("train-worker", handoff.PyTorchJobKind, handoff.RoleWorker)},
 		&corev1.Pod{ObjectMeta: meta("train-master-0", handoff.PyTorchJobKind, handoff.RoleMaster)},
 		&batchv1.Job{ObjectMeta: meta("train-node-0", "TrainJob", "node")},
@@ -58,7 +66,7 @@ func TestJobsOfTwoKindsShareAName(t *testing.T) {
 		kind             string
 		jobs, sets, pods []string
 	}{
-		{kind: handoff.PyTorchJobKind, jobs: []string{"train-master", "train-worker"}, pods: []string{"train-master-0"}},
+		{kind: handoff.PyTorchJobKind, jobs: []string{"train-master", "train-worker"}, pods: []string{"train-master-0", "train-master-before"}},
 		{kind: "TrainJob", jobs: []string{"train-node-0"}, pods: []string{"train-node-0-0"}},
 		{kind: "", sets: []string{"train-by-hand"}},
 	} {
@@ -83,7 +91,7 @@ func TestJobsOfTwoKindsShareAName(t *testing.T) {
 }
 
 // TestKeysOf: a workload or a pod is its own kind's job's; a ConfigMap,
-// which names no kind, each job's of its name.
+// or a pod, that names no kind, each job's of its name.
 func TestKeysOf(t *testing.T) {
 	c := sameName()
 	key := func(kind string) observed.Key { return observed.Key{Namespace: "team", Kind: kind, Name: "train"} }
@@ -94,6 +102,7 @@ func TestKeysOf(t *testing.T) {
 		{&corev1.Pod{ObjectMeta: meta("train-node-0-0", "TrainJob", "node")}, []observed.Key{key("TrainJob")}},
 		{&batchv1.Job{ObjectMeta: meta("train-master", handoff.PyTorchJobKind, handoff.RoleMaster)}, []observed.Key{key(handoff.PyTorchJobKind)}},
 		{&corev1.ConfigMap{ObjectMeta: meta(handoff.ConfigMapName("train"), "", "")}, []observed.Key{key(handoff.PyTorchJobKind), key("TrainJob"), key("")}},
+		{&corev1.Pod{ObjectMeta: meta("train-master-before", "", handoff.RoleMaster)}, []observed.Key{key(handoff.PyTorchJobKind), key("TrainJob"), key("")}},
 		{&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "unlabelled"}}, nil},
 	} {
 		got, err := observed.KeysOf(context.Background(), c, tc.obj)

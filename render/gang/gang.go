@@ -38,6 +38,10 @@ type Policy struct {
 	// which Trainer writes into the PodGroup; Kubeflow's runPolicy has
 	// none.
 	NetworkTopology *NetworkTopology `json:"-"`
+	// VolcanoQueue is the queue a Trainer runtime's Volcano annotation
+	// names: Volcano's only, never a LocalQueue of Kueue's, and before
+	// the run's queue, as the policy's own.
+	VolcanoQueue string `json:"-"`
 }
 
 // NetworkTopology is Volcano's PodGroup spec.networkTopology: how far
@@ -79,8 +83,11 @@ type Member struct {
 	// the count it starts with.
 	Resized bool
 	// PlacedTogether, if set, is called when the scheduler places every
-	// pod of the gang at once: a member that waits for the others then
-	// knows, once it runs, that they were placed too.
+	// pod of the gang at once (Volcano, scheduler-plugins, Kubernetes'
+	// gang, each with the whole job as its minimum; not Kueue, which
+	// admits by quota and leaves placing to kube-scheduler): a member that
+	// waits for the others then knows, once it runs, that they were placed
+	// too.
 	PlacedTogether func()
 }
 
@@ -145,6 +152,9 @@ func Render(g Gang, opts options.Gang) ([]*yaml.RNode, []result.Warning, field.E
 	together := minMember == total
 	switch opts.Scheduler {
 	case options.Volcano:
+		if policy.Queue == "" && policy.VolcanoQueue != "" {
+			queue = policy.VolcanoQueue
+		}
 		if queue == "" {
 			// mpi-operator reads Volcano's own annotation on the job too.
 			queue = owner.Annotations[volcanoQueueAnnotation]
@@ -176,28 +186,12 @@ func Render(g Gang, opts options.Gang) ([]*yaml.RNode, []result.Warning, field.E
 		objects, ignored = kubernetesGang(owner, policy, members, minMember)
 		warnings = append(warnings, ignored...)
 	case options.Kueue:
-		if queue == "" {
-			return nil, nil, field.ErrorList{field.Required(policyPath.Child("queue"),
-				"Kueue admits a job through a LocalQueue: name it here or as gangScheduling.queue in trainfn's function config")}
-		}
-		if opts.SchedulerName != "" {
-			warnings = setScheduler(members, opts.SchedulerName, "")
-		}
-		if why := workloadByWorkload(members); why != "" {
-			together = false
-			split, errs := queueWorkloads(members, queue, kueue.WorkloadLabels(owner.Labels), why)
-			if len(errs) > 0 {
-				return nil, nil, errs
-			}
-			warnings = append(warnings, split...)
-		} else {
-			kueuePodGroup(owner.Name, members, queue, total)
-			warnings = append(warnings, defaultQueueWarnings(queue, opts)...)
-		}
-		if policy.PriorityClass != "" {
-			for _, m := range members {
-				m.Template.SetDefault("priorityClassName", ynode.String(policy.PriorityClass))
-			}
+		// Kueue admits by quota, and kube-scheduler then places each pod
+		// on its own: a launcher may run while its workers wait for room.
+		together = false
+		var errs field.ErrorList
+		if warnings, errs = kueueGang(owner, policy, members, queue, total, opts); len(errs) > 0 {
+			return nil, nil, errs
 		}
 	}
 	for _, m := range members {

@@ -123,5 +123,35 @@ func defaultQueueWarnings(queue string, opts options.Gang) []result.Warning {
 		at = field.NewPath("metadata", "labels").Key(kueue.QueueLabel)
 	}
 	return []result.Warning{{Field: at, Message: "in a namespace with a LocalQueue named default, Kueue labels every Job that names no queue with it, " +
-		"trainfn's Jobs included: each would be admitted as a Workload of its own, not the job as one; queue the job on a LocalQueue of another name"}}
+		"trainfn's Jobs included, whatever queue their pods name: each would be admitted as a Workload of its own, not the job as one; " +
+		"run the job in a namespace without a LocalQueue named default"}}
+}
+
+// kueueGang queues the members on Kueue: as one pod group, or each Job as
+// a Workload of its own where a pod group cannot hold them, which it says.
+func kueueGang(owner workload.Owner, policy *Policy, members []Member, queue string, total int32, opts options.Gang) ([]result.Warning, field.ErrorList) {
+	if queue == "" {
+		return nil, field.ErrorList{field.Required(policyPath.Child("queue"),
+			"Kueue admits a job through a LocalQueue: name it here or as gangScheduling.queue in trainfn's function config")}
+	}
+	var warnings []result.Warning
+	if opts.SchedulerName != "" {
+		warnings = setScheduler(members, opts.SchedulerName, "")
+	}
+	if why := workloadByWorkload(members); why != "" {
+		split, errs := queueWorkloads(members, queue, kueue.WorkloadLabels(owner.Labels), why)
+		if len(errs) > 0 {
+			return nil, errs
+		}
+		warnings = append(warnings, split...)
+	} else {
+		kueuePodGroup(owner.Name, members, queue, total)
+		warnings = append(warnings, defaultQueueWarnings(queue, opts)...)
+	}
+	if policy.PriorityClass != "" {
+		for _, m := range members {
+			m.Template.SetDefault("priorityClassName", ynode.String(policy.PriorityClass))
+		}
+	}
+	return warnings, nil
 }

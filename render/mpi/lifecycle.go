@@ -290,6 +290,10 @@ fi
 # failure, the launcher then knows they are gone, not waiting for room, and
 # ends. A worker that failed at once would often be gone before the
 # launcher's probe, or its resolver, saw it.
+# It hears no word meanwhile: a launcher that reached it would take the word
+# as delivered, and tell no other worker.
+rm -f "$end"
+exec 3<&-
 linger=${{{lingerEnv}}:-{{linger}}}
 case $linger in ''|*[!0-9]*) linger={{linger}} ;; esac
 printf 'trainfn: the worker failed (status %s): it ends in %ss\n' "$code" "$linger" >&2

@@ -171,8 +171,10 @@ func TestWorkCommandThatEndsByItself(t *testing.T) {
 // stop ends it at once, with its failure.
 func TestWorkFailedWorkerStays(t *testing.T) {
 	for _, env := range [][]string{nil, {FailedWorkerLingerEnv + "=30"}} {
-		w := startWorkerWith(t, env, t.TempDir(), "/bin/sh", "-c", "exit 7")
-		require.Equal(t, -1, w.exitCode(t, time.Second), "the failed worker ended at once")
+		run := t.TempDir()
+		w := startWorkerWith(t, env, run, "/bin/sh", "-c", "sleep 0.5; exit 7")
+		require.Equal(t, -1, w.exitCode(t, 2*time.Second), "the failed worker ended at once")
+		assert.NoFileExists(t, filepath.Join(run, endFIFO), "a failed worker takes no word for the others")
 		require.NoError(t, w.cmd.Process.Signal(syscall.SIGTERM))
 		assert.Equal(t, 7, w.exitCode(t, 10*time.Second), "stopped, it ends with its failure: %s", &w.out)
 		assert.Contains(t, w.out.String(), "trainfn: the worker failed (status 7): it ends in ")

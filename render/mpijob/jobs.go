@@ -1,8 +1,8 @@
 package mpijob
 
 import (
-	"slices"
 	"path"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/kustomize/kyaml/yaml"

@@ -7,7 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/trainfn/trainfn/render/gang"
-	"github.com/trainfn/trainfn/render/kueue"
 	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/render/trainjob/runtimes"
@@ -93,10 +92,7 @@ func (j *Job) gangPolicy(p *plan) *gang.Policy {
 		policy.ScheduleTimeoutSeconds = &timeout
 	}
 	if v := pg.Volcano; v != nil {
-		if j.Labels[kueue.QueueLabel] == "" {
-			// Volcano's queue; Kueue's label chooses Kueue, and its own queue.
-			policy.Queue = p.annotations[volcanoQueueAnnotation]
-		}
+		policy.VolcanoQueue = p.annotations[volcanoQueueAnnotation]
 		if t := v.NetworkTopology; t != nil {
 			// As Trainer's Volcano plugin writes it (volcano.go:199-203).
 			policy.NetworkTopology = &gang.NetworkTopology{Mode: t.Mode, HighestTierAllowed: t.HighestTierAllowed}
