@@ -73,6 +73,7 @@ func launchScript(r remoteShell) string {
 		"{{run}}", r.run,
 		"{{fifo}}", RunDir+"/"+endFIFO,
 		"{{stopped}}", strconv.Itoa(StoppedExitCode),
+		"{{gone}}", strconv.Itoa(WorkersGoneExitCode),
 	).Replace(launchTemplate)
 }
 
@@ -128,6 +129,9 @@ ran=
 if [ "$code" -eq 0 ] && [ -z "$stopped" ]; then
   supervise "$@"
   ran=1
+  # {{gone}} is the wait's word that the workers are gone, which fails the
+  # launcher's Job at once: from the command it is a failure like others.
+  [ "$code" -eq {{gone}} ] && code=1
 fi
 # From here on a stop ends the script at once: as PID 1 without a trap, the
 # shell would ignore the kubelet's signal until its grace period ran out.

@@ -292,6 +292,23 @@ func TestLaunchRunsNothingWhenTheWaitFails(t *testing.T) {
 	assert.Equal(t, "no worker\ntrainfn: no worker could be told that the launcher's attempt ended (failed 6): the workers run on until their Job is deleted\n", out)
 }
 
+// The wait's word that the workers are gone is the launcher's exit code,
+// which fails a Job whose pods restart Never at once; from the command,
+// that code is a failure like others.
+func TestLaunchPassesOnTheWorkersGone(t *testing.T) {
+	f := newSSHFixture(t)
+	script, dir := launchIn(t, f, Hostfile(OpenMPI, []handoff.Host{{Name: "localhost", Slots: 1}}))
+	gone := strconv.Itoa(WorkersGoneExitCode)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, WaitForWorkersKey), []byte("exit "+gone+"\n"), 0o644))
+	out, code := f.launch(t, script, nil, "/bin/sh", "-c", "echo ran mpirun")
+	assert.Equal(t, WorkersGoneExitCode, code, out)
+	assert.NotContains(t, out, "ran mpirun")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, WaitForWorkersKey), []byte("echo waited\n"), 0o644))
+	out, code = f.launch(t, script, nil, "/bin/sh", "-c", "exit "+gone)
+	assert.Equal(t, 1, code, out)
+}
+
 // Stopped by the kubelet, the launcher stops its command and tells no
 // worker: its Job makes another attempt, which needs them.
 func TestLaunchStoppedTellsNothing(t *testing.T) {

@@ -95,6 +95,14 @@ const WaitTimeoutEnv = "TRAINFN_WAIT_TIMEOUT_SECONDS"
 // DefaultWaitTimeout, in seconds, leaves room for worker images to be pulled.
 const DefaultWaitTimeout = "600"
 
+// WorkersGoneExitCode is what WaitForWorkers exits with when it finds the
+// workers gone: placed once, or placed with the launcher, and none
+// resolving for its bound. It is sysexits.h's EX_UNAVAILABLE. A launcher
+// whose pods restart Never fails its Job at it at once (its
+// podFailurePolicy): the next pod would start without the record that the
+// workers were placed, and wait for them as for room.
+const WorkersGoneExitCode = 69
+
 // PlacedTogetherEnv, "true" on the launcher of a job that a gang scheduler
 // places all at once (every pod in its gang), tells WaitForWorkers that
 // the workers were placed with the launcher: when it runs they are
@@ -221,6 +229,7 @@ func waitScript(r remoteShell) string {
 		"{{timeoutEnv}}", WaitTimeoutEnv,
 		"{{defaultTimeout}}", DefaultWaitTimeout,
 		"{{togetherEnv}}", PlacedTogetherEnv,
+		"{{gone}}", strconv.Itoa(WorkersGoneExitCode),
 		"{{parallelEnv}}", WaitParallelEnv,
 		"{{defaultParallel}}", r.parallel,
 		"{{hostfile}}", ConfigDir+"/"+HostfileKey,
@@ -342,6 +351,7 @@ HOSTS
   if [ "$waited" -ge "$timeout" ]; then
     if [ -z "$resolved" ]; then
       printf "trainfn: no worker is placed now (%s%s: %s), and none has answered for %ss: their pods are gone, as when the workers' Job has failed or was deleted\n" "$first" "$others" "$err" "$timeout" >&2
+      exit {{gone}}
     else
       printf 'trainfn: worker %s did not {{accept}} within %ss: %s\n' "$first" "$timeout" "$err" >&2
     fi

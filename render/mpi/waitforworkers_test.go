@@ -356,7 +356,9 @@ func TestWaitForWorkersGivesUpOnWorkersGone(t *testing.T) {
 	// The next attempt finds none: they are gone, and it ends.
 	out, err, late = run(gone, time.Minute)
 	require.NoError(t, late, "the wait for workers gone never ended: %s", out)
-	require.Error(t, err, out)
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, out)
+	assert.Equal(t, WorkersGoneExitCode, exit.ExitCode(), "the workers gone have a code of their own")
 	assert.Contains(t, out, "trainfn: an earlier attempt found the workers placed: this one waits 1s at most without a worker answering")
 	assert.Contains(t, out, "trainfn: no worker is placed now (gone.invalid: ssh: Could not resolve hostname gone.invalid")
 	assert.Contains(t, out, "and none has answered for 1s: their pods are gone, as when the workers' Job has failed or was deleted")
@@ -376,7 +378,9 @@ func TestWaitForWorkersPlacedTogetherGivesUp(t *testing.T) {
 	cmd.Env = append(append(os.Environ(), f.env...), WaitTimeoutEnv+"=1", PlacedTogetherEnv+"=true", "RES_OPTIONS=timeout:1 attempts:1")
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, ctx.Err(), "the wait for workers placed with the launcher never ended: %s", out)
-	require.Error(t, err, "%s", out)
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "%s", out)
+	assert.Equal(t, WorkersGoneExitCode, exit.ExitCode())
 	assert.Contains(t, string(out), "trainfn: the gang scheduler placed the workers with the launcher: the wait gives up after 1s without a worker answering")
 	assert.Contains(t, string(out), "and none has answered for 1s: their pods are gone, as when the workers' Job has failed or was deleted")
 }

@@ -79,16 +79,20 @@ func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []resu
 		errs = appendErr(errs, t.AddVolume(ynode.Map("name", hostsVolume, "emptyDir", ynode.Map())))
 		errs = appendErr(errs, t.AddInitContainer(writeHosts(t, main)))
 	}
+	// waits is the container the wait for the workers runs in, if any.
+	var waits string
 	if remote {
 		reach := reachOverSSH(job)
 		warnings = append(warnings, reach.warnings...)
 		wrapped, ws, err := job.launchAround(t, main)
 		warnings = append(warnings, ws...)
 		errs = appendErr(errs, err)
+		waits = waitContainer
 		if wrapped {
 			items.Content = append(items.Content,
 				configItem(mpi.LaunchKey, 0o555))
 			setWaitEnv(main, reach)
+			waits = main.Name()
 		} else {
 			rsh := job.launchMode() == options.Rsh
 			errs = appendErr(errs, t.AddInitContainer(waitForWorkers(t, main, shell, files, reach, rsh)))
@@ -98,11 +102,25 @@ func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []resu
 	}
 	spec := []any{"template", t.Node()}
 	if t.String("restartPolicy") == "Never" {
-		spec = append(spec, "podFailurePolicy", workload.DisruptionIgnored())
+		spec = append(spec, "podFailurePolicy", launcherFailurePolicy(waits))
 	}
 
 	return job.Object("batch/v1", "Job", handoff.LauncherName(job.Name), handoff.RoleLabels(job.Name, handoff.RoleLauncher),
 		"spec", job.RunPolicy.JobSpec(spec...)), t, warnings, errs
+}
+
+// launcherFailurePolicy is the podFailurePolicy of a launcher whose pods
+// restart Never: a disruption does not count, and the wait's word that the
+// workers are gone, from the container it runs in, fails the Job at once,
+// with that word in its condition: a new pod would not know that the
+// workers had been placed, and would wait for them as for room.
+func launcherFailurePolicy(waits string) *yaml.Node {
+	rules := ynode.Seq(workload.DisruptionRule())
+	if waits != "" {
+		rules.Content = append(rules.Content, ynode.Map("action", "FailJob", "onExitCodes", ynode.Map(
+			"containerName", waits, "operator", "In", "values", ynode.Seq(ynode.Of(mpi.WorkersGoneExitCode)))))
+	}
+	return ynode.Map("rules", rules)
 }
 
 // mountKubectl gives the launcher kubectl: an init container of the

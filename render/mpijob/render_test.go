@@ -337,6 +337,19 @@ func TestLauncherEvictionCostsNoAttempt(t *testing.T) {
 	assert.Equal(t, "6", envOf(launcher.Spec.Template.Spec.Containers[0])[mpi.FailuresAllowedEnv], "a Job fails past backoffLimit failed pods")
 	require.NotNil(t, launcher.Spec.PodFailurePolicy)
 	assert.Equal(t, corev1.DisruptionTarget, launcher.Spec.PodFailurePolicy.Rules[0].OnPodConditions[0].Type)
+	// A new pod would wait for workers gone as for room: the wait's word
+	// that they are gone fails the Job, from where the wait runs.
+	gone := func(j *batchv1.Job) batchv1.PodFailurePolicyRule {
+		require.Len(t, j.Spec.PodFailurePolicy.Rules, 2)
+		return j.Spec.PodFailurePolicy.Rules[1]
+	}
+	assert.Equal(t, batchv1.PodFailurePolicyRule{Action: batchv1.PodFailurePolicyActionFailJob, OnExitCodes: &batchv1.PodFailurePolicyOnExitCodesRequirement{
+		ContainerName: ptr.To("launcher"), Operator: batchv1.PodFailurePolicyOnExitCodesOpIn, Values: []int32{mpi.WorkersGoneExitCode}}}, gone(launcher),
+		"launch.sh runs the wait in the launcher's container")
+	b = newJob("pi").workers(1).launcherTemplate(`{spec: {containers: [{name: mpi, image: i}]}}`)
+	b.job.Launcher.RestartPolicy = "Never"
+	entrypoint := renderJob(t, b.obj()).job("pi-launcher")
+	assert.Equal(t, waitContainer, *gone(entrypoint).OnExitCodes.ContainerName, "a launcher with no command waits in an init container")
 
 	onFailure := renderJob(t, newJob("pi").workers(1).obj()).job("pi-launcher")
 	assert.Nil(t, onFailure.Spec.PodFailurePolicy, "Kubernetes takes a podFailurePolicy with restartPolicy Never alone")

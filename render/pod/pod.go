@@ -260,6 +260,9 @@ func (c *Container) Env(name string) (value string, resolved bool) {
 	return "", false
 }
 
+// Name is the container's name.
+func (c *Container) Name() string { return ynode.ScalarValue(c.Get("name")) }
+
 // Get returns a field of the container, or nil.
 func (c *Container) Get(name string) *yaml.Node { return ynode.Get(c.node, name) }
 

@@ -22,6 +22,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/trainfn/trainfn/reconciler/sshkey"
+	"github.com/trainfn/trainfn/render/mpi"
 )
 
 // TestJobsEndWithoutTheReconciler runs jobs with the reconciler stopped:
@@ -219,13 +220,23 @@ func TestElasticAgentsRunOnceWithoutTheReconciler(t *testing.T) {
 
 // TestLauncherEndsWhenItsWorkersJobFailed runs pi with workers whose
 // command fails at once, and whose Job allows no failure: the workers'
-// Job fails while the launcher's first attempt waits for them. A worker
-// gone before the launcher saw it resolve left it waiting forever, as if
-// for room; the failed worker now stays a while, its name resolving, and
-// the attempt that sees it gives up on it. The next finds no worker, and
-// must give up too, saying that the workers are gone, and the launcher's
-// Job fail at its backoffLimit.
+// Job fails while the launcher waits for them. A worker gone before the
+// launcher saw it resolve left it waiting forever, as if for room; the
+// failed worker now stays a while, its name resolving, and the attempt
+// that sees it gives up on it once it is gone, saying so.
+//   - restartPolicy OnFailure (pi's): the attempts after it, in the same
+//     pod, remember that the workers were placed, give up too, and the
+//     launcher's Job fails at its backoffLimit;
+//   - Never: a new pod would not remember, and wait as for room; the
+//     wait's word that the workers are gone fails the Job at once, by its
+//     podFailurePolicy, with the word in the Job's condition.
 func TestLauncherEndsWhenItsWorkersJobFailed(t *testing.T) {
+	for _, restartPolicy := range []string{"OnFailure", "Never"} {
+		t.Run(restartPolicy, func(t *testing.T) { launcherEndsWhenItsWorkersJobFailed(t, restartPolicy) })
+	}
+}
+
+func launcherEndsWhenItsWorkersJobFailed(t *testing.T, restartPolicy string) {
 	withoutTheReconciler(t)
 	in, err := os.ReadFile("../../examples/jobs/pi.yaml")
 	require.NoError(t, err)
@@ -233,6 +244,7 @@ func TestLauncherEndsWhenItsWorkersJobFailed(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, job.PipeE(yaml.Lookup(runPolicy...), yaml.Clear("ttlSecondsAfterFinished")))
 	require.NoError(t, job.PipeE(yaml.Lookup(runPolicy...), yaml.SetField("backoffLimit", yaml.NewRNode(&yaml.Node{Kind: yaml.ScalarNode, Tag: yaml.NodeTagInt, Value: "3"}))))
+	require.NoError(t, job.PipeE(yaml.Lookup("spec", "mpiReplicaSpecs", "Launcher"), yaml.SetField("restartPolicy", yaml.NewStringRNode(restartPolicy))))
 	s := submit(t, []string{writeFile(t, "pi.yaml", job.MustString()), sshSecret(t, "pi")}, func(obj map[string]any) {
 		switch {
 		case obj["kind"] != "Job":
@@ -241,16 +253,19 @@ func TestLauncherEndsWhenItsWorkersJobFailed(t *testing.T) {
 		case name(obj) == "pi-worker":
 			obj["spec"].(map[string]any)["backoffLimit"] = 0
 			// work.sh runs this in place of sshd: the worker fails at
-			// once, refusing SSH while its name resolves.
-			list(podSpec(obj), "containers")[0].(map[string]any)["args"] = []any{"/bin/sh", "-c", "exit 1"}
+			// once, refusing SSH while its name resolves, for less than
+			// the launcher's bound, as by default (15 s against 600 s).
+			worker := list(podSpec(obj), "containers")[0].(map[string]any)
+			worker["args"] = []any{"/bin/sh", "-c", "exit 1"}
+			worker["env"] = append(worker["env"].([]any), map[string]any{"name": mpi.FailedWorkerLingerEnv, "value": "5"})
 		}
 	})
 	const (
 		remembers = "trainfn: an earlier attempt found the workers placed"
 		says      = "their pods are gone, as when the workers' Job has failed or was deleted"
 	)
-	// The launcher's pod is deleted once its Job fails: what its attempts
-	// said is read while they run.
+	// The launcher's pods are deleted once its Job fails: what its
+	// attempts said is read while they run.
 	var said string
 	ctx, cancel := context.WithTimeout(context.Background(), jobTimeout)
 	defer cancel()
@@ -259,22 +274,37 @@ func TestLauncherEndsWhenItsWorkersJobFailed(t *testing.T) {
 		if err != nil || len(pods.Items) == 0 {
 			return false, nil
 		}
-		for _, logs := range []string{s.logs("batch.kubernetes.io/job-name=pi-launcher", ""), s.previousLogs(pods.Items[0].Name, "")} {
-			if strings.Contains(logs, remembers) && strings.Contains(logs, says) {
-				said = logs
+		logs := []string{s.logs("batch.kubernetes.io/job-name=pi-launcher", "")}
+		if restartPolicy == "OnFailure" {
+			logs = append(logs, s.previousLogs(pods.Items[0].Name, ""))
+		}
+		for _, l := range logs {
+			if strings.Contains(l, says) && (restartPolicy == "Never" || strings.Contains(l, remembers)) {
+				said = l
 			}
 		}
 		return said != "", nil
 	})
-	require.Contains(t, said, says, "no later attempt of the launcher said its workers were gone; its pods:\n%s", s.describe())
+	require.Contains(t, said, says, "no attempt of the launcher said its workers were gone; its pods:\n%s", s.describe())
 	succeeded, took := s.finish("pi-launcher", jobTimeout)
 	assert.False(t, succeeded)
-	j, err := kube.Client.BatchV1().Jobs(s.ns).Get(context.Background(), "pi-worker", metav1.GetOptions{})
+	workers, err := kube.Client.BatchV1().Jobs(s.ns).Get(context.Background(), "pi-worker", metav1.GetOptions{})
 	require.NoError(t, err)
-	assert.True(t, slices.ContainsFunc(j.Status.Conditions, func(c batchv1.JobCondition) bool {
+	assert.True(t, slices.ContainsFunc(workers.Status.Conditions, func(c batchv1.JobCondition) bool {
 		return c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue
-	}), "the workers' Job failed: %+v", j.Status.Conditions)
-	t.Logf("the launcher's Job failed %s after kubectl apply; an attempt said:\n%s", took.Round(10*time.Millisecond), said)
+	}), "the workers' Job failed: %+v", workers.Status.Conditions)
+	launcher, err := kube.Client.BatchV1().Jobs(s.ns).Get(context.Background(), "pi-launcher", metav1.GetOptions{})
+	require.NoError(t, err)
+	failed := launcher.Status.Conditions[slices.IndexFunc(launcher.Status.Conditions, func(c batchv1.JobCondition) bool {
+		return c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue
+	})]
+	if restartPolicy == "Never" {
+		assert.Equal(t, batchv1.JobReasonPodFailurePolicy, failed.Reason, "%+v", failed)
+		assert.Contains(t, failed.Message, "exit code 69", "%+v", failed)
+	} else {
+		assert.Equal(t, batchv1.JobReasonBackoffLimitExceeded, failed.Reason, "%+v", failed)
+	}
+	t.Logf("the launcher's Job failed %s after kubectl apply (%s: %s); an attempt said:\n%s", took.Round(10*time.Millisecond), failed.Reason, failed.Message, said)
 }
 
 // previousLogs is what the container printed before its last restart.
