@@ -217,9 +217,9 @@ const DefaultFailedWorkerLinger = 15
 // succeeded index (its successPolicy) and stops the others. Stopped by
 // the kubelet it exits StoppedExitCode, and a command that ends by itself
 // is a failure, which it outlives by FailedWorkerLingerEnv seconds: either
-// way the Job makes the worker again under the same hostname. The pipe the launcher writes to is open for writing by any
-// user, as the launcher may log in as another user than the worker's
-// server runs as.
+// way the Job makes the worker again under the same hostname. The pipe the
+// launcher writes to is open for writing by any user, as the launcher may
+// log in as another user than the worker's server runs as.
 var Work = strings.NewReplacer(
 	"{{lingerEnv}}", FailedWorkerLingerEnv,
 	"{{linger}}", strconv.Itoa(DefaultFailedWorkerLinger),
