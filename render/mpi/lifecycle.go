@@ -3,6 +3,8 @@ package mpi
 import (
 	"strconv"
 	"strings"
+
+	"github.com/trainfn/trainfn/render/supervise"
 )
 
 // Keys of the job's ConfigMap that run the launcher's and the workers'
@@ -74,6 +76,7 @@ func launchScript(r remoteShell) string {
 		"{{fifo}}", RunDir+"/"+endFIFO,
 		"{{stopped}}", strconv.Itoa(StoppedExitCode),
 		"{{gone}}", strconv.Itoa(WorkersGoneExitCode),
+		"{{supervise}}", supervise.Function,
 	).Replace(launchTemplate)
 }
 
@@ -106,22 +109,7 @@ const launchTemplate = `#!/bin/sh
 # which ends the workers' Job: they stop and free what they hold, with no
 # controller.
 set -f
-stopped=
-child=
-trap 'stopped=1; [ -n "$child" ] && kill -TERM "$child" 2>/dev/null' TERM INT
-# supervise runs a command in the background, so that the kubelet's signal
-# reaches it, and waits for its end.
-supervise() {
-  "$@" &
-  child=$!
-  [ -n "$stopped" ] && kill -TERM "$child" 2>/dev/null
-  while :; do
-    wait "$child"
-    code=$?
-    kill -0 "$child" 2>/dev/null || break
-  done
-}
-# The wait records in this pod's own scratch directory that the workers were
+{{supervise}}# The wait records in this pod's own scratch directory that the workers were
 # placed: a later attempt, the container restarted, then knows that workers
 # that do not resolve are gone, not waiting for room.
 supervise /bin/sh {{configDir}}/{{wait}} {{placed}}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/trainfn/trainfn/render/pod"
 	"github.com/trainfn/trainfn/render/result"
+	"github.com/trainfn/trainfn/render/supervise"
 	"github.com/trainfn/trainfn/render/ynode"
 )
 
@@ -45,17 +46,7 @@ if [ -e "$ended" ]; then
   wait
   exit 0
 fi
-stopped=
-child=
-trap 'stopped=1; [ -n "$child" ] && kill -TERM "$child" 2>/dev/null' TERM INT
-"$@" &
-child=$!
-[ -n "$stopped" ] && kill -TERM "$child" 2>/dev/null
-while :; do
-  wait "$child"
-  code=$?
-  kill -0 "$child" 2>/dev/null || break
-done
+{{supervise}}supervise "$@"
 # In a subshell: a redirection that fails would end the shell itself on the
 # special built-in, and lose the command's code.
 if [ "$code" -eq 0 ] && [ -z "$stopped" ] && ! (: > "$ended") 2>/dev/null; then
@@ -66,7 +57,7 @@ exit "$code"
 
 // agentScript is agentOnce for the workers' StatefulSet of that name.
 func agentScript(workers string) string {
-	return strings.NewReplacer("{{run}}", runDir, "{{workers}}", workers).Replace(agentOnce)
+	return strings.NewReplacer("{{run}}", runDir, "{{workers}}", workers, "{{supervise}}", supervise.Function).Replace(agentOnce)
 }
 
 // runAgentOnce runs the pytorch container's command through agentOnce,
