@@ -28,10 +28,8 @@ import (
 
 // worker is work.sh running a command, in its own scratch directory.
 type worker struct {
-	cmd    *exec.Cmd
-	out    bytes.Buffer
-	run    string
-	exited chan error
+	*testtool.Script
+	run string
 }
 
 // startWorker starts work.sh; a worker that fails ends at once.
@@ -42,23 +40,14 @@ func startWorker(t *testing.T, run string, command ...string) *worker {
 
 func startWorkerWith(t *testing.T, env []string, run string, command ...string) *worker {
 	t.Helper()
-	w := &worker{run: run, exited: make(chan error, 1)}
 	script := strings.ReplaceAll(Work, RunDir, run)
 	require.NotEqual(t, Work, script, "work.sh keeps its pipe in its scratch directory")
-	w.cmd = exec.Command("/bin/sh", append([]string{"-c", script, "work.sh"}, command...)...)
-	w.cmd.Env = append(os.Environ(), env...)
-	w.cmd.Stdout, w.cmd.Stderr = &w.out, &w.out
-	// A group of its own, killed whole at the end as the kubelet ends a
-	// container: work.sh's listener, a subshell, would outlive the shell.
-	w.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	require.NoError(t, w.cmd.Start())
-	go func() { w.exited <- w.cmd.Wait() }()
-	t.Cleanup(func() { _ = syscall.Kill(-w.cmd.Process.Pid, syscall.SIGKILL) })
+	w := &worker{Script: testtool.StartScript(t, env, script, "work.sh", command...), run: run}
 	// work.sh listens once its pipe is there.
 	require.Eventually(t, func() bool {
 		fi, err := os.Stat(filepath.Join(run, endFIFO))
 		return err == nil && fi.Mode()&os.ModeNamedPipe != 0
-	}, 10*time.Second, 10*time.Millisecond, "work.sh made no pipe: %s", &w.out)
+	}, 10*time.Second, 10*time.Millisecond, "work.sh made no pipe: %s", &w.Out)
 	return w
 }
 
@@ -83,28 +72,11 @@ func (w *worker) tell(t *testing.T, word string, uid ...int) {
 	require.NoError(t, err, "%s", out)
 }
 
-// exitCode waits for work.sh to end and is its exit code; -1 if it runs
-// on for the given time.
-func (w *worker) exitCode(t *testing.T, within time.Duration) int {
-	t.Helper()
-	select {
-	case err := <-w.exited:
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			return exit.ExitCode()
-		}
-		require.NoError(t, err)
-		return 0
-	case <-time.After(within):
-		return -1
-	}
-}
-
 func TestWorkEndsWhenTheJobEnds(t *testing.T) {
 	w := startWorker(t, t.TempDir(), "sleep", "60")
 	w.tell(t, "ended")
-	assert.Equal(t, 0, w.exitCode(t, 10*time.Second), "%s", &w.out)
-	assert.Contains(t, w.out.String(), "trainfn: the job ended: this worker stops")
+	assert.Equal(t, 0, w.ExitCode(t, 10*time.Second), "%s", &w.Out)
+	assert.Contains(t, w.Out.String(), "trainfn: the job ended: this worker stops")
 }
 
 // Stopped by the kubelet, a worker fails: exit 0 would count its index
@@ -116,8 +88,8 @@ func TestWorkStoppedByTheKubeletFails(t *testing.T) {
 	// kills it (137, a failure too): the signal comes once it runs.
 	w := startWorker(t, run, "/bin/sh", "-c", "echo > "+run+"/started; exec sleep 60")
 	require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(run, "started")); return err == nil }, 10*time.Second, 10*time.Millisecond)
-	require.NoError(t, w.cmd.Process.Signal(syscall.SIGTERM))
-	assert.Equal(t, StoppedExitCode, w.exitCode(t, 10*time.Second), "%s", &w.out)
+	require.NoError(t, w.Cmd.Process.Signal(syscall.SIGTERM))
+	assert.Equal(t, StoppedExitCode, w.ExitCode(t, 10*time.Second), "%s", &w.Out)
 }
 
 // The launcher's failed attempts are counted; the worker stops at the one
@@ -127,9 +99,9 @@ func TestWorkCountsTheLaunchersFailures(t *testing.T) {
 	for range 2 {
 		w.tell(t, "failed 2")
 	}
-	assert.Equal(t, -1, w.exitCode(t, time.Second), "two failures of three allowed: the launcher tries again: %s", &w.out)
+	assert.Equal(t, -1, w.ExitCode(t, time.Second), "two failures of three allowed: the launcher tries again: %s", &w.Out)
 	w.tell(t, "failed 2")
-	assert.Equal(t, 0, w.exitCode(t, 10*time.Second), "%s", &w.out)
+	assert.Equal(t, 0, w.ExitCode(t, 10*time.Second), "%s", &w.Out)
 }
 
 // The worker's server (sshd, rshd) often runs as root while the launcher
@@ -145,13 +117,13 @@ func TestWorkHearsALauncherOfAnotherUser(t *testing.T) {
 	require.NoError(t, os.Chmod(run, 0o777), "an emptyDir's mode")
 	w := startWorker(t, run, "sleep", "60")
 	w.tell(t, "ended", 65534)
-	assert.Equal(t, 0, w.exitCode(t, 10*time.Second), "%s", &w.out)
+	assert.Equal(t, 0, w.ExitCode(t, 10*time.Second), "%s", &w.Out)
 }
 
 func TestWorkIgnoresWhatItDoesNotKnow(t *testing.T) {
 	w := startWorker(t, t.TempDir(), "sleep", "60")
 	w.tell(t, "restart")
-	assert.Equal(t, -1, w.exitCode(t, time.Second), "%s", &w.out)
+	assert.Equal(t, -1, w.ExitCode(t, time.Second), "%s", &w.Out)
 }
 
 // A server that ends by itself, unasked, is a failed worker; its own
@@ -159,9 +131,9 @@ func TestWorkIgnoresWhatItDoesNotKnow(t *testing.T) {
 func TestWorkCommandThatEndsByItself(t *testing.T) {
 	for command, want := range map[string]int{"true": 1, "exit 7": 7} {
 		w := startWorker(t, t.TempDir(), "/bin/sh", "-c", "sleep 0.5; "+command)
-		assert.Equal(t, want, w.exitCode(t, 10*time.Second), "%s: %s", command, &w.out)
+		assert.Equal(t, want, w.ExitCode(t, 10*time.Second), "%s: %s", command, &w.Out)
 		if want == 1 {
-			assert.Contains(t, w.out.String(), "trainfn: the worker's command (/bin/sh) ended before the job did")
+			assert.Contains(t, w.Out.String(), "trainfn: the worker's command (/bin/sh) ended before the job did")
 		}
 	}
 }
@@ -173,11 +145,11 @@ func TestWorkFailedWorkerStays(t *testing.T) {
 	for _, env := range [][]string{nil, {FailedWorkerLingerEnv + "=30"}} {
 		run := t.TempDir()
 		w := startWorkerWith(t, env, run, "/bin/sh", "-c", "sleep 0.5; exit 7")
-		require.Equal(t, -1, w.exitCode(t, 2*time.Second), "the failed worker ended at once")
+		require.Equal(t, -1, w.ExitCode(t, 2*time.Second), "the failed worker ended at once")
 		assert.NoFileExists(t, filepath.Join(run, endFIFO), "a failed worker takes no word for the others")
-		require.NoError(t, w.cmd.Process.Signal(syscall.SIGTERM))
-		assert.Equal(t, 7, w.exitCode(t, 10*time.Second), "stopped, it ends with its failure: %s", &w.out)
-		assert.Contains(t, w.out.String(), "trainfn: the worker failed (status 7): it ends in ")
+		require.NoError(t, w.Cmd.Process.Signal(syscall.SIGTERM))
+		assert.Equal(t, 7, w.ExitCode(t, 10*time.Second), "stopped, it ends with its failure: %s", &w.Out)
+		assert.Contains(t, w.Out.String(), "trainfn: the worker failed (status 7): it ends in ")
 	}
 }
 
@@ -227,7 +199,7 @@ func TestLaunchTellsAWorkerTheJobEnded(t *testing.T) {
 	out, code := f.launch(t, script, nil, "/bin/sh", "-c", "echo ran mpirun")
 	assert.Equal(t, 0, code, out)
 	assert.Equal(t, "waited\nran mpirun\ntrainfn: told localhost the attempt ended: ended\n", out)
-	assert.Equal(t, 0, w.exitCode(t, 10*time.Second), "%s", &w.out)
+	assert.Equal(t, 0, w.ExitCode(t, 10*time.Second), "%s", &w.Out)
 }
 
 // A worker told stops at once and may cut the session that told it: the
@@ -245,7 +217,7 @@ func TestLaunchTellsAWorkerThatCutsTheSession(t *testing.T) {
 	out, code := f.launch(t, script, nil, "/bin/sh", "-c", "echo ran mpirun")
 	assert.Equal(t, 0, code, out)
 	assert.Equal(t, "waited\nran mpirun\ntrainfn: told localhost the attempt ended: ended\n", out)
-	assert.Equal(t, 0, w.exitCode(t, 10*time.Second), "%s", &w.out)
+	assert.Equal(t, 0, w.ExitCode(t, 10*time.Second), "%s", &w.Out)
 }
 
 // A failed attempt is told with the launcher's backoffLimit, and the
@@ -262,10 +234,10 @@ func TestLaunchTellsAFailedAttempt(t *testing.T) {
 		assert.Equal(t, 3, code, out)
 		assert.Contains(t, out, "trainfn: told localhost the attempt ended: failed 1")
 		if attempt == 0 {
-			assert.Equal(t, -1, w.exitCode(t, time.Second), "one retry left: %s", &w.out)
+			assert.Equal(t, -1, w.ExitCode(t, time.Second), "one retry left: %s", &w.Out)
 		}
 	}
-	assert.Equal(t, 0, w.exitCode(t, 10*time.Second), "the Job has failed: %s", &w.out)
+	assert.Equal(t, 0, w.ExitCode(t, 10*time.Second), "the Job has failed: %s", &w.Out)
 }
 
 // A launcher that waited in vain runs nothing, but its attempt failed
@@ -278,7 +250,7 @@ func TestLaunchTellsAFailedWait(t *testing.T) {
 	out, code := f.launch(t, script, []string{FailuresAllowedEnv + "=0"}, "/bin/sh", "-c", "echo ran mpirun")
 	assert.Equal(t, 1, code, out)
 	assert.Equal(t, "no worker\ntrainfn: told localhost the attempt ended: failed 0\n", out)
-	assert.Equal(t, 0, w.exitCode(t, 10*time.Second), "the Job has failed: %s", &w.out)
+	assert.Equal(t, 0, w.ExitCode(t, 10*time.Second), "the Job has failed: %s", &w.Out)
 }
 
 // A wait that failed for want of workers runs nothing, and tries once to
@@ -305,7 +277,8 @@ func TestLaunchPassesOnTheWorkersGone(t *testing.T) {
 	assert.NotContains(t, out, "ran mpirun")
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, WaitForWorkersKey), []byte("echo waited\n"), 0o644))
-	out, code = f.launch(t, script, nil, "/bin/sh", "-c", "exit "+gone)
+	// No worker to tell: the launcher ends as soon as its command does.
+	out, code = f.launch(t, script, []string{WorkersEndEnv + "=false"}, "/bin/sh", "-c", "exit "+gone)
 	assert.Equal(t, 1, code, out)
 }
 

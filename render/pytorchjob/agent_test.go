@@ -1,10 +1,7 @@
 package pytorchjob
 
 import (
-	"bytes"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -20,45 +17,16 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/test/testtool"
 )
 
-// agent is agentOnce as a worker's container runs it, its scratch
+// startAgent runs agentOnce as a worker's container does, its scratch
 // directory, the pod's emptyDir, under run: one start of the container.
-type agent struct {
-	cmd    *exec.Cmd
-	out    bytes.Buffer
-	exited chan error
-}
-
-func startAgent(t *testing.T, run string, command ...string) *agent {
+func startAgent(t *testing.T, run string, command ...string) *testtool.Script {
 	t.Helper()
 	script := strings.ReplaceAll(agentScript("train-worker"), runDir, run)
 	require.NotEqual(t, agentScript("train-worker"), script, "the agent keeps its mark in its scratch directory")
-	a := &agent{exited: make(chan error, 1)}
-	a.cmd = exec.Command("/bin/sh", append([]string{"-c", script, agentName}, command...)...)
-	a.cmd.Stdout, a.cmd.Stderr = &a.out, &a.out
-	a.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	require.NoError(t, a.cmd.Start())
-	go func() { a.exited <- a.cmd.Wait() }()
-	t.Cleanup(func() { _ = syscall.Kill(-a.cmd.Process.Pid, syscall.SIGKILL) })
-	return a
-}
-
-// exitCode is the container's exit code, or -1 if it runs on for the
-// time given.
-func (a *agent) exitCode(t *testing.T, within time.Duration) int {
-	t.Helper()
-	select {
-	case err := <-a.exited:
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			return exit.ExitCode()
-		}
-		require.NoError(t, err)
-		return 0
-	case <-time.After(within):
-		return -1
-	}
+	return testtool.StartScript(t, nil, script, agentName, command...)
 }
 
 // A StatefulSet restarts an agent that succeeded: the restart trains no
@@ -70,18 +38,18 @@ func TestAgentRunsOnceItSucceeded(t *testing.T) {
 	command := []string{"/bin/sh", "-c", `echo once >> "$0"`, trained}
 
 	first := startAgent(t, run, command...)
-	require.Equal(t, 0, first.exitCode(t, 10*time.Second), "%s", &first.out)
+	require.Equal(t, 0, first.ExitCode(t, 10*time.Second), "%s", &first.Out)
 
 	restarted := startAgent(t, run, command...)
-	assert.Equal(t, -1, restarted.exitCode(t, 2*time.Second), "the restart waits to be stopped: %s", &restarted.out)
+	assert.Equal(t, -1, restarted.ExitCode(t, 2*time.Second), "the restart waits to be stopped: %s", &restarted.Out)
 	got, err := os.ReadFile(trained)
 	require.NoError(t, err)
 	assert.Equal(t, "once\n", string(got), "the restart trained again")
-	assert.Contains(t, restarted.out.String(), "trainfn: training ended: this worker's command (/bin/sh) exited with status 0 before its StatefulSet restarted it")
-	assert.Contains(t, restarted.out.String(), "kubectl scale statefulset train-worker --replicas=0")
+	assert.Contains(t, restarted.Out.String(), "trainfn: training ended: this worker's command (/bin/sh) exited with status 0 before its StatefulSet restarted it")
+	assert.Contains(t, restarted.Out.String(), "kubectl scale statefulset train-worker --replicas=0")
 
-	require.NoError(t, restarted.cmd.Process.Signal(syscall.SIGTERM))
-	assert.Equal(t, 0, restarted.exitCode(t, 5*time.Second), "stopped, as the reconciler stops it")
+	require.NoError(t, restarted.Cmd.Process.Signal(syscall.SIGTERM))
+	assert.Equal(t, 0, restarted.ExitCode(t, 5*time.Second), "stopped, as the reconciler stops it")
 }
 
 // An agent that fails is restarted and runs again, as torchrun's agents
@@ -92,7 +60,7 @@ func TestAgentThatFailsRunsAgain(t *testing.T) {
 	command := []string{"/bin/sh", "-c", `echo try >> "$0"; exit 3`, trained}
 	for range 2 {
 		a := startAgent(t, run, command...)
-		require.Equal(t, 3, a.exitCode(t, 10*time.Second), "%s", &a.out)
+		require.Equal(t, 3, a.ExitCode(t, 10*time.Second), "%s", &a.Out)
 	}
 	got, err := os.ReadFile(trained)
 	require.NoError(t, err)
@@ -107,8 +75,8 @@ func TestAgentStoppedPassesTheSignalOn(t *testing.T) {
 	run, dir := t.TempDir(), t.TempDir()
 	a := startAgent(t, run, "/bin/sh", "-c", `trap 'echo > "$0"/stopped; exit 0' TERM; echo > "$0"/started; sleep 60 >/dev/null 2>&1 & wait`, dir)
 	require.Eventually(t, func() bool { _, err := os.Stat(filepath.Join(dir, "started")); return err == nil }, 10*time.Second, 10*time.Millisecond)
-	require.NoError(t, a.cmd.Process.Signal(syscall.SIGTERM))
-	assert.NotEqual(t, -1, a.exitCode(t, 10*time.Second), "the stopped agent ended: %s", &a.out)
+	require.NoError(t, a.Cmd.Process.Signal(syscall.SIGTERM))
+	assert.NotEqual(t, -1, a.ExitCode(t, 10*time.Second), "the stopped agent ended: %s", &a.Out)
 	assert.FileExists(t, filepath.Join(dir, "stopped"), "the command was stopped, not waited for")
 	assert.NoFileExists(t, filepath.Join(run, "ended"), "a stopped agent did not train to the end")
 }
