@@ -236,6 +236,21 @@ func TestLauncherEndsWhenItsWorkersJobFailed(t *testing.T) {
 	}
 }
 
+// goneTimeout is the launcher's bound on its wait in
+// TestLauncherEndsWhenItsWorkersJobFailed. Under Never one attempt must
+// say the workers are gone, which it does only if their names stopped
+// resolving before the bound: 15 s, less the 5 s the failed workers
+// linger, was too little for the endpoints of a loaded node (found in CI:
+// the names still resolved, the wait took it for a stall, exited 1, and
+// the next pod waited as for room). Under OnFailure a stale attempt is one
+// failure more, and the next remembers the workers were placed.
+func goneTimeout(restartPolicy string) string {
+	if restartPolicy == "Never" {
+		return "45"
+	}
+	return waitTimeout
+}
+
 func launcherEndsWhenItsWorkersJobFailed(t *testing.T, restartPolicy string) {
 	withoutTheReconciler(t)
 	in, err := os.ReadFile("../../examples/jobs/pi.yaml")
@@ -249,7 +264,7 @@ func launcherEndsWhenItsWorkersJobFailed(t *testing.T, restartPolicy string) {
 		switch {
 		case obj["kind"] != "Job":
 		case name(obj) == "pi-launcher":
-			waitFor(obj, waitTimeout)
+			waitFor(obj, goneTimeout(restartPolicy))
 		case name(obj) == "pi-worker":
 			obj["spec"].(map[string]any)["backoffLimit"] = 0
 			// work.sh runs this in place of sshd: the worker fails at
@@ -266,7 +281,7 @@ func launcherEndsWhenItsWorkersJobFailed(t *testing.T, restartPolicy string) {
 	)
 	// The launcher's pods are deleted once its Job fails: what its
 	// attempts said is read while they run.
-	var said string
+	var said, seen string
 	ctx, cancel := context.WithTimeout(context.Background(), jobTimeout)
 	defer cancel()
 	_ = wait.PollUntilContextCancel(ctx, time.Second, true, func(context.Context) (bool, error) {
@@ -278,6 +293,7 @@ func launcherEndsWhenItsWorkersJobFailed(t *testing.T, restartPolicy string) {
 		if restartPolicy == "OnFailure" {
 			logs = append(logs, s.previousLogs(pods.Items[0].Name, ""))
 		}
+		seen = strings.Join(logs, "\n")
 		for _, l := range logs {
 			if strings.Contains(l, says) && (restartPolicy == "Never" || strings.Contains(l, remembers)) {
 				said = l
@@ -285,7 +301,7 @@ func launcherEndsWhenItsWorkersJobFailed(t *testing.T, restartPolicy string) {
 		}
 		return said != "", nil
 	})
-	require.Contains(t, said, says, "no attempt of the launcher said its workers were gone; its pods:\n%s", s.describe())
+	require.Contains(t, said, says, "no attempt of the launcher said its workers were gone; it said:\n%s\nits pods:\n%s", seen, s.describe())
 	succeeded, took := s.finish("pi-launcher", jobTimeout)
 	assert.False(t, succeeded)
 	workers, err := kube.Client.BatchV1().Jobs(s.ns).Get(context.Background(), "pi-worker", metav1.GetOptions{})
