@@ -107,7 +107,7 @@ func TestFluxCIWorkflowsLint(t *testing.T) {
 	actionlint := testtool.Find(t, "actionlint")
 	workflows, err := filepath.Glob(filepath.Join(fluxExample, "ci", "*.yaml"))
 	require.NoError(t, err)
-	require.Len(t, workflows, 2)
+	require.Len(t, workflows, 3)
 	shellcheck := testtool.Find(t, "shellcheck")
 	out, err := exec.Command(actionlint, append([]string{"-no-color", "-shellcheck", shellcheck}, workflows...)...).CombinedOutput()
 	assert.NoError(t, err, "%s", out)

@@ -1,4 +1,9 @@
-package status
+// Package kubeclient reaches the API server as kubectl does, for
+// trainfn's commands that read or change a cluster (status,
+// delete-changed): through client-go's rest package and the few API
+// groups they use, never a scheme of every group, so that the KRM
+// function started once per build does not pay for registering them.
+package kubeclient
 
 import (
 	"fmt"
@@ -13,7 +18,7 @@ import (
 // namespace is the current context's, else "default" (in a pod, its own).
 //
 // Like the reconciler's, the client does not throttle itself: a status is
-// three lists.
+// three lists, a delete-changed a request or two per Job.
 func Config(kubeconfig string) (*rest.Config, string, error) {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = kubeconfig

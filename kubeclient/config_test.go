@@ -1,4 +1,4 @@
-package status_test
+package kubeclient_test
 
 import (
 	"os"
@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/trainfn/trainfn/status"
+	"github.com/trainfn/trainfn/kubeclient"
 )
 
 // kubeconfig writes a kubeconfig whose current context reaches server, in
@@ -45,18 +45,18 @@ func TestConfig(t *testing.T) {
 	env := kubeconfig(t, "https://env.example:6443", "")
 
 	t.Setenv(clientcmd.RecommendedConfigPathEnvVar, env)
-	config, namespace, err := status.Config(flag)
+	config, namespace, err := kubeclient.Config(flag)
 	require.NoError(t, err)
 	assert.Equal(t, "https://flag.example:6443", config.Host, "the flag comes before $KUBECONFIG")
 	assert.Equal(t, "research", namespace, "the context's namespace")
 	assert.Equal(t, float32(-1), config.QPS, "no client-side throttling")
 
-	config, namespace, err = status.Config("")
+	config, namespace, err = kubeclient.Config("")
 	require.NoError(t, err)
 	assert.Equal(t, "https://env.example:6443", config.Host)
 	assert.Equal(t, "default", namespace, "a context without a namespace means default")
 
-	_, _, err = status.Config(filepath.Join(t.TempDir(), "missing"))
+	_, _, err = kubeclient.Config(filepath.Join(t.TempDir(), "missing"))
 	assert.ErrorContains(t, err, "missing")
 }
 
@@ -68,6 +68,6 @@ func TestConfigNone(t *testing.T) {
 	}
 	t.Setenv(clientcmd.RecommendedConfigPathEnvVar, "")
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
-	_, _, err := status.Config("")
+	_, _, err := kubeclient.Config("")
 	assert.ErrorContains(t, err, "no kubeconfig (--kubeconfig, $KUBECONFIG, "+clientcmd.RecommendedHomeFile+"), and not in a pod")
 }

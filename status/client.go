@@ -2,7 +2,6 @@ package status
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -11,9 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8slabels "k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/rest"
+
+	"github.com/trainfn/trainfn/kubeclient"
 )
 
 // NewClient reads from the API server. The API server's warnings (a
@@ -24,47 +23,18 @@ import (
 // group's types into trainfn, and a KRM function started once per build
 // would pay for their registration at every start.
 func NewClient(config *rest.Config, warnings io.Writer) (Lister, error) {
-	config = rest.CopyConfig(config)
-	config.WarningHandler = rest.NewWarningWriter(warnings, rest.WarningWriterOptions{Deduplicate: true})
-	// Named in the API server's logs and audit as client-go's own clients
-	// are, by binary, version and platform.
-	if config.UserAgent == "" {
-		config.UserAgent = rest.DefaultKubernetesUserAgent()
-	}
-	scheme := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme} {
-		if err := add(scheme); err != nil {
-			return nil, err
-		}
-	}
-	codecs := serializer.NewCodecFactory(scheme).WithoutConversion()
-	// One connection pool for the three clients.
-	httpClient, err := rest.HTTPClientFor(config)
+	clients, err := kubeclient.New(config, warnings)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to the API server: %w", err)
-	}
-	clientFor := func(gv schema.GroupVersion) (rest.Interface, error) {
-		c := rest.CopyConfig(config)
-		c.GroupVersion = &gv
-		c.APIPath = "/apis"
-		if gv.Group == "" {
-			c.APIPath = "/api"
-		}
-		c.NegotiatedSerializer = codecs
-		rc, err := rest.RESTClientForConfigAndClient(c, httpClient)
-		if err != nil {
-			return nil, fmt.Errorf("connecting to the API server: %w", err)
-		}
-		return rc, nil
+		return nil, err
 	}
 	var l restLister
-	if l.core, err = clientFor(corev1.SchemeGroupVersion); err != nil {
+	if l.core, err = clients.For(corev1.SchemeGroupVersion); err != nil {
 		return nil, err
 	}
-	if l.apps, err = clientFor(appsv1.SchemeGroupVersion); err != nil {
+	if l.apps, err = clients.For(appsv1.SchemeGroupVersion); err != nil {
 		return nil, err
 	}
-	if l.batch, err = clientFor(batchv1.SchemeGroupVersion); err != nil {
+	if l.batch, err = clients.For(batchv1.SchemeGroupVersion); err != nil {
 		return nil, err
 	}
 	return &l, nil

@@ -126,3 +126,35 @@ func readFile(t *testing.T, path string) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+func TestDiff(t *testing.T) {
+	dir := t.TempDir()
+	old := testdata(t, "mpi-operator-pi")
+	spec := readFile(t, old)
+	write := func(name, content string) string {
+		path := dir + "/" + name
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+		return path
+	}
+	relabelled := write("relabelled.yaml", strings.Replace(spec, "  name: pi\n", "  name: pi\n  labels: {team: a}\n", 1))
+	rescaled := write("rescaled.yaml", strings.Replace(spec, "replicas: 2", "replicas: 3", 1))
+	require.NotEqual(t, spec, readFile(t, rescaled))
+
+	r := trainfn("", "diff", "--exit-code", old, relabelled)
+	assert.Equal(t, result{0, "MPIJob pi: updated in place (metadata.labels)\n", ""}, r, "nothing restarts: --exit-code passes")
+	r = trainfn("", "diff", old, rescaled)
+	assert.Equal(t, 0, r.code, "without --exit-code a restart is only said")
+	assert.Contains(t, r.stdout, "MPIJob pi: restarts (spec.mpiReplicaSpecs.Worker.replicas")
+	r = trainfn(spec, "diff", "--exit-code", "-", rescaled)
+	assert.Equal(t, 1, r.code, "a restart fails --exit-code")
+	assert.Contains(t, r.stdout, "MPIJob pi: restarts")
+
+	r = trainfn("", "diff", "--exit-code", old, testdata(t, "error-unknown-fields"))
+	assert.Equal(t, 2, r.code, "trouble is 2, as diff(1)'s, not a restart's 1")
+	assert.Empty(t, r.stdout)
+	assert.Contains(t, r.stderr, "spec.slotPerWorker")
+	r = trainfn("", "diff", "-", "-")
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "only one of OLD and NEW can be -")
+	assert.Equal(t, 2, trainfn("", "diff", old).code, "OLD and NEW")
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trainfn/trainfn/kubeclient"
 	"github.com/trainfn/trainfn/status"
 )
 
@@ -38,7 +39,7 @@ namespace is the current context's unless -n or -A says otherwise.`,
 				fmt.Fprintln(stderr, "trainfn: a job is found by name in one namespace: give -n, not -A")
 				return exitError(2)
 			}
-			config, contextNamespace, err := status.Config(kubeconfig)
+			config, contextNamespace, err := kubeclient.Config(kubeconfig)
 			if err != nil {
 				fmt.Fprintln(stderr, "trainfn:", err)
 				return exitError(1)

@@ -8,17 +8,19 @@
 // but not the launcher's template, whose running mpirun would never see it.
 //
 // Stamp answers both. Every pod template a job renders carries the digest of
-// everything rendered for the job (handoff.DigestLabel), so any change to the job
-// changes every one of its templates, and every Job asks the tools to delete
-// and create it again when the API server refuses to patch it: Flux's
+// what the job's pods run (handoff.DigestLabel): their templates, the files
+// they read as they start. A change to what any of its pods run changes
+// every one of its templates, and every Job asks the tools to delete and
+// create it again when the API server refuses to patch it: Flux's
 // kustomize-controller through its force annotation; Argo CD through its
 // Force sync option (kubectl apply --force). kubectl refuses --force with
 // server-side apply, so the Jobs also ask Argo CD for a client-side apply,
 // whatever the Application uses for everything else. The job's Services
 // select the digest too, so the pods of the revision being replaced leave
 // the job's DNS names at once, before they are gone, and a new launcher
-// never reaches an old worker. A job that did not change renders the same
-// digest, so a sync leaves it running.
+// never reaches an old worker. A job whose pods run what they ran renders
+// the same digest, so a sync patches what changed (labels, annotations, a
+// Job's TTL or suspend) and leaves the pods running.
 package gitops
 
 import (
@@ -26,6 +28,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -123,11 +126,12 @@ func revisionName(name, digest string) string {
 	return name + "-" + digest
 }
 
-// Digest is a short SHA-256 of objects' content, in their order: rendering
-// is deterministic, so the same job always gives the same digest. Content
-// is hashed as JSON, so comments, quoting and key order, which a YAML
-// library may change between versions, never restart a job; nor do the
-// annotations a tool adds for its own round trip.
+// Digest is a short SHA-256 of what the pods of objects run (WhatPodsRun),
+// in the objects' order: rendering is deterministic, so the same job always
+// gives the same digest. Content is hashed as JSON, so comments, quoting
+// and key order, which a YAML library may change between versions, never
+// restart a job; nor does anything a pod does not run: metadata, Services,
+// RBAC, and the Job fields the API server lets a running Job change.
 func Digest(objects []*yaml.RNode) (string, error) {
 	h := sha256.New()
 	enc := json.NewEncoder(h)
@@ -136,8 +140,11 @@ func Digest(objects []*yaml.RNode) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("%s %s: %w", obj.GetKind(), obj.GetName(), err)
 		}
-		dropTransientAnnotations(content)
-		if err := enc.Encode(content); err != nil {
+		run := WhatPodsRun(content)
+		if run == nil {
+			continue
+		}
+		if err := enc.Encode(run); err != nil {
 			return "", fmt.Errorf("%s %s: %w", obj.GetKind(), obj.GetName(), err)
 		}
 	}
@@ -146,25 +153,36 @@ func Digest(objects []*yaml.RNode) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)[:8]), nil
 }
 
-// transientAnnotationPrefixes mark annotations a tool puts on documents and
-// takes off before applying them: Helm 4 notes each document's template file
-// (postrenderer.helm.sh/postrender-filename) around its post-renderer, which
-// trainfn carries onto everything a job renders so that Helm can file it.
-var transientAnnotationPrefixes = []string{"postrenderer.helm.sh/"}
+// inPlaceJobFields are the fields of a Job's spec that the API server lets
+// a sync patch on a running Job (batch/v1 JobSpec): a change to one of them
+// alone updates the Job, and restarts nothing. parallelism and completions
+// are not among them: a job's worker count changes its hostfile too.
+var inPlaceJobFields = []string{"activeDeadlineSeconds", "backoffLimit", "maxFailedIndexes", "suspend", "ttlSecondsAfterFinished"}
 
-func dropTransientAnnotations(content map[string]any) {
+// WhatPodsRun is the part of a rendered object that a change to must run
+// the job anew, or nil: a workload's spec, its pod template above all,
+// but for the fields patched in place, and a ConfigMap's data, which pods
+// read as they start (the hostfile, trainfn's scripts). Each is named by
+// its kind and name, so that a renamed object counts as a change.
+func WhatPodsRun(content map[string]any) map[string]any {
 	metadata, _ := content["metadata"].(map[string]any)
-	annotations, _ := metadata["annotations"].(map[string]any)
-	for k := range annotations {
-		for _, p := range transientAnnotationPrefixes {
-			if strings.HasPrefix(k, p) {
-				delete(annotations, k)
-			}
+	run := map[string]any{"apiVersion": content["apiVersion"], "kind": content["kind"], "name": metadata["name"]}
+	switch fmt.Sprint(content["apiVersion"], " ", content["kind"]) {
+	case "batch/v1 Job":
+		spec, _ := content["spec"].(map[string]any)
+		spec = maps.Clone(spec)
+		for _, f := range inPlaceJobFields {
+			delete(spec, f)
 		}
+		run["spec"] = spec
+	case "apps/v1 StatefulSet":
+		run["spec"] = content["spec"]
+	case "v1 ConfigMap":
+		run["data"], run["binaryData"] = content["data"], content["binaryData"]
+	default:
+		return nil
 	}
-	if annotations != nil && len(annotations) == 0 {
-		delete(metadata, "annotations")
-	}
+	return run
 }
 
 func askToRecreate(job *yaml.RNode) error {

@@ -151,6 +151,30 @@ func TestDigestFollowsEveryObjectOfTheJob(t *testing.T) {
 	assert.NotEqual(t, base, digest(t, configMap, strings.Replace(job, "mpi-pi:1", "mpi-pi:2", 1)))
 }
 
+func TestDigestIsOfWhatPodsRun(t *testing.T) {
+	base := digest(t, configMap, job, service)
+	for what, edit := range map[string]func(job, service string) (string, string){
+		"a label and an annotation on the Job": func(j, s string) (string, string) {
+			return strings.Replace(j, "    team: research\n", "    team: vision\n  labels:\n    cost: a\n", 1), s
+		},
+		"the Job's fields a running Job takes": func(j, s string) (string, string) {
+			return strings.Replace(j, "spec:\n", "spec:\n  ttlSecondsAfterFinished: 60\n  activeDeadlineSeconds: 600\n  suspend: true\n  backoffLimit: 3\n  maxFailedIndexes: 1\n", 1), s
+		},
+		"a Service": func(j, s string) (string, string) { return j, strings.Replace(s, "app: pi", "app: pi2", 1) },
+	} {
+		j, s := edit(job, service)
+		assert.Equal(t, base, digest(t, configMap, j, s), "%s is patched in place: no pod restarts", what)
+	}
+	assert.Equal(t, base, digest(t, configMap, job, service, "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: pi\n"), "nor do objects no pod runs")
+	for what, edited := range map[string]string{
+		"the pods' labels":   strings.Replace(job, "  template:\n", "  template:\n    metadata:\n      labels:\n        cost: a\n", 1),
+		"an immutable field": strings.Replace(job, "spec:\n", "spec:\n  completionMode: Indexed\n", 1),
+		"the Job's name":     strings.Replace(job, "name: pi-launcher", "name: pi-main", 1),
+	} {
+		assert.NotEqual(t, base, digest(t, configMap, edited, service), "%s restarts the job", what)
+	}
+}
+
 func TestDigestIsOfContentNotPresentation(t *testing.T) {
 	base := digest(t, configMap, job)
 	presented := strings.NewReplacer(

@@ -47,13 +47,13 @@ func Without(m map[string]string) map[string]string {
 	return out
 }
 
-// PodLabels are the labels of a job its pods carry: all but Kueue's, and of
-// Kueue's those that describe the job's Workload, which Kueue reads on the
-// pods of a pod group.
+// PodLabels are the labels of a job its pods carry: none of the job's own,
+// as the operators' pods carry none of an MPIJob's or PyTorchJob's, so that
+// an edit to them patches the objects' metadata and restarts no pod; only
+// Kueue's that describe the job's Workload, which Kueue reads on the pods
+// of a pod group.
 func PodLabels(labels map[string]string) map[string]string {
-	out := Without(labels)
-	maps.Copy(out, WorkloadLabels(labels))
-	return out
+	return WorkloadLabels(labels)
 }
 
 // WorkloadLabels are the job's labels that describe its Workload, for what

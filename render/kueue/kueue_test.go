@@ -17,7 +17,7 @@ func TestWhichKeysReachWhat(t *testing.T) {
 		"provreq.kueue.x-k8s.io/x":              "not Kueue's prefix",
 	}
 	assert.Equal(t, map[string]string{"app": "pi", "provreq.kueue.x-k8s.io/x": "not Kueue's prefix"}, Without(labels))
-	assert.Equal(t, map[string]string{"app": "pi", "provreq.kueue.x-k8s.io/x": "not Kueue's prefix", PriorityClassLabel: "low", MaxExecTimeLabel: "60"}, PodLabels(labels))
+	assert.Equal(t, map[string]string{PriorityClassLabel: "low", MaxExecTimeLabel: "60"}, PodLabels(labels), "the job's own labels stay off its pods")
 	assert.Equal(t, map[string]string{PriorityClassLabel: "low", MaxExecTimeLabel: "60"}, WorkloadLabels(labels))
 	assert.Equal(t, []string{"kueue.x-k8s.io/pod-group-name", "kueue.x-k8s.io/prebuilt-workload-name"}, DroppedLabels(labels),
 		"the queue and the Workload's labels are rendered; the others would change what Kueue admits")

@@ -24,18 +24,20 @@ import (
 	"github.com/trainfn/trainfn/test/testtool"
 )
 
-// A job edited in Git, as a team edits it: first more workers (which
-// changes the workers' Job and the hostfile, not the launcher's template),
-// then a new image.
+// A job edited in Git, as a team edits it: more workers (which changes the
+// workers' Job and the hostfile, not the launcher's template), its labels,
+// annotations and TTL, suspended and resumed, then a new image.
 const (
 	piJob = `apiVersion: kubeflow.org/v2beta1
 kind: MPIJob
 metadata:
   name: pi
+METADATA
 spec:
   slotsPerWorker: 1
   runPolicy:
     cleanPodPolicy: Running
+RUNPOLICY
   mpiReplicaSpecs:
     Launcher:
       replicas: 1
@@ -68,24 +70,50 @@ spec:
           - name: pytorch
             image: pytorch:1
 `
+	// relabelled is what a platform team adds to every job at once: a
+	// label for cost attribution, an annotation, a TTL.
+	relabelled = "  labels:\n    cost-center: vision\n  annotations:\n    owner: team-vision\n"
+	ttl        = "    ttlSecondsAfterFinished: 3600\n"
 )
 
-func piRevision(image string, workers int) string {
-	return strings.NewReplacer("IMAGE", image, "WORKERS", fmt.Sprint(workers)).Replace(piJob) + "---\n" + other
+// piRevision is pi with image and workers, its metadata and runPolicy
+// given the lines of metadata and runPolicy.
+func piRevision(image string, workers int, metadata, runPolicy string) string {
+	return strings.NewReplacer("IMAGE", image, "WORKERS", fmt.Sprint(workers), "METADATA\n", metadata, "RUNPOLICY\n", runPolicy).Replace(piJob) + "---\n" + other
 }
 
-// gitopsRevisions are the commits the scenarios sync, one after another.
-var gitopsRevisions = []struct {
+// gitopsRevision is a commit the scenarios sync, and what must follow.
+type gitopsRevision struct {
 	what    string
 	spec    string
 	workers int32
 	image   string
 	changed bool // whether pi's Jobs must be new
-}{
-	{"first sync", piRevision("openmpi", 2), 2, "mpioperator/mpi-pi:openmpi", true},
-	{"a third worker", piRevision("openmpi", 3), 3, "mpioperator/mpi-pi:openmpi", true},
-	{"a new image", piRevision("mpich", 3), 3, "mpioperator/mpi-pi:mpich", true},
-	{"the same commit again", piRevision("mpich", 3), 3, "mpioperator/mpi-pi:mpich", false},
+	// podsKept: pi's pods must be those of the revision before, their
+	// Jobs patched in place.
+	podsKept bool
+	// suspended: pi's Jobs must be suspended, with no pod left.
+	suspended bool
+	// labels and annotations that pi's Jobs must carry, and its TTL.
+	labels, annotations map[string]string
+	ttl                 *int32
+}
+
+// gitopsRevisions are the commits the scenarios sync, one after another.
+var gitopsRevisions = []gitopsRevision{
+	{what: "first sync", spec: piRevision("openmpi", 2, "", ""), workers: 2, image: "mpioperator/mpi-pi:openmpi", changed: true},
+	{what: "a third worker", spec: piRevision("openmpi", 3, "", ""), workers: 3, image: "mpioperator/mpi-pi:openmpi", changed: true},
+	{
+		what: "a label, an annotation and a TTL", spec: piRevision("openmpi", 3, relabelled, ttl), workers: 3, image: "mpioperator/mpi-pi:openmpi",
+		podsKept: true, labels: map[string]string{"cost-center": "vision"}, annotations: map[string]string{"owner": "team-vision"}, ttl: new(int32(3600)),
+	},
+	{
+		what: "suspended", spec: piRevision("openmpi", 3, relabelled, ttl+"    suspend: true\n"), workers: 3, image: "mpioperator/mpi-pi:openmpi",
+		suspended: true,
+	},
+	{what: "resumed", spec: piRevision("openmpi", 3, relabelled, ttl+"    suspend: false\n"), workers: 3, image: "mpioperator/mpi-pi:openmpi"},
+	{what: "a new image", spec: piRevision("mpich", 3, relabelled, ttl), workers: 3, image: "mpioperator/mpi-pi:mpich", changed: true},
+	{what: "the same commit again", spec: piRevision("mpich", 3, relabelled, ttl), workers: 3, image: "mpioperator/mpi-pi:mpich", podsKept: true},
 }
 
 // syncer applies one revision's rendered objects into a namespace the way
@@ -184,6 +212,7 @@ func TestChangingAJobInGitNeedsTheAnnotations(t *testing.T) {
 func checkRevisions(t *testing.T, sync syncer) {
 	ns := kube.Namespace(t)
 	var before map[string]types.UID
+	var podsBefore []types.UID
 	for _, rev := range gitopsRevisions {
 		require.NoError(t, sync(t, ns, renderRevision(t, rev.spec)), rev.what)
 		jobs := kube.JobUIDs(t, ns)
@@ -197,9 +226,66 @@ func checkRevisions(t *testing.T, sync syncer) {
 			}
 			assert.Equal(t, before["other-worker"], jobs["other-worker"], "%s: a job nobody edited keeps running", rev.what)
 		}
-		checkWorkersRun(t, ns, rev.workers, rev.image, rev.what)
+		checkJobsMetadata(t, ns, rev)
+		if rev.suspended {
+			checkSuspended(t, ns, rev.what)
+			podsBefore = nil
+		} else {
+			checkWorkersRun(t, ns, rev.workers, rev.image, rev.what)
+			pods := piPodUIDs(t, ns)
+			if rev.podsKept {
+				assert.ElementsMatch(t, podsBefore, pods, "%s: every pod of pi keeps running", rev.what)
+			}
+			podsBefore = pods
+		}
 		before = jobs
 	}
+}
+
+// checkJobsMetadata checks that pi's Jobs carry the revision's labels,
+// annotations, TTL and suspend, patched in place or created with them.
+func checkJobsMetadata(t *testing.T, ns string, rev gitopsRevision) {
+	t.Helper()
+	for _, name := range []string{"pi-launcher", "pi-worker"} {
+		job, err := kube.Client.BatchV1().Jobs(ns).Get(context.Background(), name, metav1.GetOptions{})
+		require.NoError(t, err)
+		for k, v := range rev.labels {
+			assert.Equal(t, v, job.Labels[k], "%s: label %s on Job %s", rev.what, k, name)
+		}
+		for k, v := range rev.annotations {
+			assert.Equal(t, v, job.Annotations[k], "%s: annotation %s on Job %s", rev.what, k, name)
+		}
+		if rev.ttl != nil {
+			assert.Equal(t, rev.ttl, job.Spec.TTLSecondsAfterFinished, "%s: the TTL of Job %s", rev.what, name)
+		}
+		assert.Equal(t, rev.suspended, job.Spec.Suspend != nil && *job.Spec.Suspend, "%s: Job %s suspended", rev.what, name)
+	}
+}
+
+// checkSuspended waits until no pod of pi is left: a suspended Job's
+// controller deletes its pods.
+func checkSuspended(t *testing.T, ns, what string) {
+	t.Helper()
+	testtool.Eventually(t, time.Minute, what+": no pod of pi left", func(context.Context) error {
+		if left := piPodUIDs(t, ns); len(left) > 0 {
+			return fmt.Errorf("%d pods of pi left", len(left))
+		}
+		return nil
+	})
+}
+
+// piPodUIDs are the UIDs of pi's pods that are not being deleted.
+func piPodUIDs(t *testing.T, ns string) []types.UID {
+	t.Helper()
+	pods, err := kube.Client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "training.kubeflow.org/job-name=pi"})
+	require.NoError(t, err)
+	var uids []types.UID
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil {
+			uids = append(uids, p.UID)
+		}
+	}
+	return uids
 }
 
 // renderRevision renders a revision's specs as CI or a plugin would.

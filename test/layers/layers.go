@@ -9,6 +9,9 @@
 // output in the cluster: the reconciler and `trainfn status` import it,
 // and nothing else of the render, nor the front end. status/phase, the
 // rules of a job's phase, is shared by status and the reconciler.
+// kubeclient reaches the API server for trainfn's commands that talk to a
+// cluster: `trainfn status`, and changedjobs (`trainfn delete-changed`),
+// which reads only the render digest on a Job's pod template.
 //
 // A package named for testing (rendertest, functionstest) may also use the
 // test harnesses under test/. Test files are not held to the layers: a
@@ -36,9 +39,11 @@ var rules = []rule{
 	{"render/handoff", []string{"render/handoff"}},
 	{"render", []string{"render", "schemas"}},
 	{"functions", []string{"functions", "render", "schemas"}},
-	{"status", []string{"status", "render/handoff"}},
+	{"kubeclient", []string{"kubeclient"}},
+	{"status", []string{"status", "kubeclient", "render/handoff"}},
+	{"changedjobs", []string{"changedjobs", "render/handoff"}},
 	{"reconciler", []string{"reconciler", "status/phase", "render/handoff"}},
-	{"cmd", []string{"cmd", "functions", "render", "schemas", "status", "reconciler"}},
+	{"cmd", []string{"cmd", "functions", "render", "schemas", "status", "kubeclient", "changedjobs", "reconciler"}},
 }
 
 // testHarnesses may be imported by packages named for testing.
