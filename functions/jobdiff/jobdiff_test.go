@@ -1,6 +1,7 @@
 package jobdiff_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -147,6 +148,18 @@ func rendered(t *testing.T, specs string) string {
 	return out.String()
 }
 
+// reversed is a stream's documents in the reverse order.
+func reversed(t *testing.T, stream string) string {
+	t.Helper()
+	d := docs(t, stream)
+	slices.Reverse(d)
+	var out strings.Builder
+	for _, doc := range d {
+		out.WriteString("---\n" + doc.Node.MustString())
+	}
+	return out.String()
+}
+
 // A revision may be rendered output, as a kustomize or kpt pipeline that
 // runs trainfn builds it: its objects are grouped by their job's labels,
 // and the fields named are theirs.
@@ -167,7 +180,8 @@ func TestRenderedRevisions(t *testing.T) {
 		{"a label", rendered(t, pi), rendered(t, relabelled), []string{
 			"MPIJob pi: updated in place (ConfigMap pi-config metadata.labels.cost-center, Job pi-launcher metadata.labels.cost-center, Job pi-worker metadata.labels.cost-center, Service pi metadata.labels.cost-center)",
 		}},
-		{"a spec against its output", pi, rendered(t, relabelled), []string{
+		{"a spec against its own output, in another order", pi, reversed(t, rendered(t, pi)), []string{"MPIJob pi: unchanged"}},
+		{"a spec against another's output", pi, rendered(t, relabelled), []string{
 			"MPIJob pi: updated in place (ConfigMap pi-config metadata.labels.cost-center, Job pi-launcher metadata.labels.cost-center, Job pi-worker metadata.labels.cost-center, Service pi metadata.labels.cost-center)",
 		}},
 		{"a job added", rendered(t, pi), rendered(t, pi+"---\n"+echo), []string{

@@ -30,12 +30,17 @@ func byJob(objects []*yaml.RNode) map[jobKey][]*yaml.RNode {
 	}
 	out := map[jobKey][]*yaml.RNode{}
 	for n, objs := range groups {
-		slices.SortFunc(objs, func(a, b *yaml.RNode) int {
-			return cmp.Or(cmp.Compare(a.GetApiVersion(), b.GetApiVersion()), cmp.Compare(a.GetKind(), b.GetKind()), cmp.Compare(a.GetName(), b.GetName()))
-		})
 		out[jobKey{kinds[n], n.namespace, n.name}] = objs
 	}
 	return out
+}
+
+// inOrder is objects sorted by kind and name, as neither a renderer's
+// output nor another tool's need be.
+func inOrder(objects []*yaml.RNode) []*yaml.RNode {
+	return slices.SortedFunc(slices.Values(objects), func(a, b *yaml.RNode) int {
+		return cmp.Or(cmp.Compare(a.GetApiVersion(), b.GetApiVersion()), cmp.Compare(a.GetKind(), b.GetKind()), cmp.Compare(a.GetName(), b.GetName()))
+	})
 }
 
 // compareObjects says what replacing a job's rendered objects does,
@@ -44,7 +49,7 @@ func byJob(objects []*yaml.RNode) map[jobKey][]*yaml.RNode {
 // only follow the digest.
 func compareObjects(key jobKey, was, is []*yaml.RNode) (Change, error) {
 	c := key.change(Unchanged)
-	if textOf(was) == textOf(is) {
+	if textOf(inOrder(was)) == textOf(inOrder(is)) {
 		return c, nil
 	}
 	c.Effect = InPlace

@@ -36,6 +36,7 @@ import (
 
 	"github.com/trainfn/trainfn/render/gang"
 	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/render/options"
 	"github.com/trainfn/trainfn/render/ynode"
 )
 
@@ -153,6 +154,23 @@ func Digest(objects []*yaml.RNode) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)[:8]), nil
 }
 
+// trainfnsAnnotations are those of metadata that trainfn renders for the
+// reconciler (handoff's), or nil: the job's own trainfn.dev/ annotations
+// configure the render and are not carried onto its objects.
+func trainfnsAnnotations(metadata map[string]any) map[string]any {
+	annotations, _ := metadata["annotations"].(map[string]any)
+	var out map[string]any
+	for k, v := range annotations {
+		if strings.HasPrefix(k, options.AnnotationPrefix) {
+			if out == nil {
+				out = map[string]any{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // inPlaceJobFields are the fields of a Job's spec that the API server lets
 // a sync patch on a running Job (batch/v1 JobSpec): a change to one of them
 // alone updates the Job, and restarts nothing. parallelism and completions
@@ -161,9 +179,11 @@ var inPlaceJobFields = []string{"activeDeadlineSeconds", "backoffLimit", "maxFai
 
 // WhatPodsRun is the part of a rendered object that a change to must run
 // the job anew, or nil: a workload's spec, its pod template above all,
-// but for the fields patched in place, and a ConfigMap's data, which pods
-// read as they start (the hostfile, trainfn's scripts). Each is named by
-// its kind and name, so that a renamed object counts as a change.
+// but for the fields patched in place, and the annotations of trainfn's
+// the reconciler reads on it (an elastic job's worker count and bounds,
+// which say how many pods run); and a ConfigMap's data, which pods read as
+// they start (the hostfile, trainfn's scripts). Each is named by its kind
+// and name, so that a renamed object counts as a change.
 func WhatPodsRun(content map[string]any) map[string]any {
 	metadata, _ := content["metadata"].(map[string]any)
 	run := map[string]any{"apiVersion": content["apiVersion"], "kind": content["kind"], "name": metadata["name"]}
@@ -181,6 +201,9 @@ func WhatPodsRun(content map[string]any) map[string]any {
 		run["data"], run["binaryData"] = content["data"], content["binaryData"]
 	default:
 		return nil
+	}
+	if a := trainfnsAnnotations(metadata); a != nil && run["spec"] != nil {
+		run["annotations"] = a
 	}
 	return run
 }

@@ -175,6 +175,17 @@ func TestDigestIsOfWhatPodsRun(t *testing.T) {
 	}
 }
 
+// An elastic job's worker count is an annotation the reconciler scales its
+// StatefulSet by: it says how many pods run.
+func TestDigestFollowsTheReconcilersAnnotations(t *testing.T) {
+	annotated := func(annotations string) string {
+		return strings.Replace(statefulSet, "  name: pi-worker\n", "  name: pi-worker\n  annotations:\n"+annotations, 1)
+	}
+	base := digest(t, annotated("    trainfn.dev/workers: \"2\"\n"))
+	assert.NotEqual(t, base, digest(t, annotated("    trainfn.dev/workers: \"3\"\n")), "another worker count restarts the job")
+	assert.Equal(t, base, digest(t, annotated("    trainfn.dev/workers: \"2\"\n    team: vision\n")), "the job's own annotations do not")
+}
+
 func TestDigestIsOfContentNotPresentation(t *testing.T) {
 	base := digest(t, configMap, job)
 	presented := strings.NewReplacer(

@@ -135,8 +135,9 @@ const DefaultWaitParallel = "32"
 // Given a file as its argument (Launch's placedMark), it records there
 // that a worker resolved, and starts the stall timer at once when an
 // earlier attempt of its pod did: workers placed once that no longer
-// resolve are gone (their Job failed, or was deleted), not waiting for
-// room, and it says so when it gives up. So it does too when a gang
+// resolve, or whose address nothing answers at any more (unreachable),
+// are gone (their Job failed, or was deleted), not waiting for room, and
+// it says so when it gives up. So it does too when a gang
 // scheduler placed the workers with the launcher (PlacedTogetherEnv).
 // Retrying inside one process keeps a slow start from counting against the
 // launcher's backoffLimit. It uses the image's own ssh, with the job's key,
@@ -239,8 +240,17 @@ func waitScript(r remoteShell) string {
 		"{{extra}}", r.extra,
 		"{{probe}}", r.probe,
 		"{{unresolved}}", r.unresolved,
+		"{{unreachable}}", unreachable,
 	).Replace(waitTemplate)
 }
+
+// unreachable are the errors of a worker whose name resolves to an address
+// nothing answers at: no pod has it any more, as for a while after the pod
+// is gone, before its name leaves the cluster's DNS (found on a loaded
+// node: 49 s after the workers failed, one still resolved, and its
+// connection timed out). Such a worker counts as placed, for the stall
+// timer, but not as there, when the timer runs out.
+const unreachable = `*"Connection timed out"*|*"No route to host"*|*"Host is unreachable"*|*"Network is unreachable"*`
 
 // waitTemplate probes in rounds and keeps no file of its own (the
 // launcher's file system may be read-only): each probe of a round writes
@@ -313,6 +323,7 @@ while :; do
   left=0
   answered=
   resolved=
+  there=
   while read -r said host reason; do
     case $said in
     ok)
@@ -321,7 +332,8 @@ while :; do
     no)
       case $reason in
       {{unresolved}}) ;;
-      *) resolved=1 ;;
+      {{unreachable}}) resolved=1 ;;
+      *) resolved=1 there=1 ;;
       esac
       if [ "$left" -eq 0 ]; then
         first=$host
@@ -349,7 +361,7 @@ HOSTS
   others=
   [ "$left" -gt 1 ] && others=" and $((left - 1)) more"
   if [ "$waited" -ge "$timeout" ]; then
-    if [ -z "$resolved" ]; then
+    if [ -z "$there" ]; then
       printf "trainfn: no worker is placed now (%s%s: %s), and none has answered for %ss: their pods are gone, as when the workers' Job has failed or was deleted\n" "$first" "$others" "$err" "$timeout" >&2
       exit {{gone}}
     else

@@ -384,3 +384,33 @@ func TestWaitForWorkersPlacedTogetherGivesUp(t *testing.T) {
 	assert.Contains(t, string(out), "trainfn: the gang scheduler placed the workers with the launcher: the wait gives up after 1s without a worker answering")
 	assert.Contains(t, string(out), "and none has answered for 1s: their pods are gone, as when the workers' Job has failed or was deleted")
 }
+
+// TestWaitForWorkersTakesADeadAddressForGone: a worker whose pod is gone
+// may still resolve for a while, to an address nothing answers at; when
+// the bound runs out on such workers, they are gone (exit
+// WorkersGoneExitCode), not slow. A worker that refuses the connection is
+// there, and the wait fails as on any stall. The dead address is ssh's
+// own message from a stand-in ssh: no address here times out or has no
+// route, since this machine refuses a connection to any it does not have.
+func TestWaitForWorkersTakesADeadAddressForGone(t *testing.T) {
+	for said, gone := range map[string]bool{
+		"ssh: connect to host pi-worker-0.pi port 2222: Connection timed out": true,
+		"ssh: connect to host pi-worker-0.pi port 2222: No route to host":     true,
+		"ssh: connect to host pi-worker-0.pi port 2222: Connection refused":   false,
+	} {
+		f := newSSHFixture(t)
+		bin := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(bin, "ssh"), []byte("#!/bin/sh\necho '"+said+"' >&2\nexit 255\n"), 0o755))
+		f.env = append(f.env, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), PlacedTogetherEnv+"=true")
+		_, stderr, err := f.wait(t, Hostfile(OpenMPI, []handoff.Host{{Name: "pi-worker-0.pi", Slots: 1}}), 1)
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, said)
+		if gone {
+			assert.Equal(t, WorkersGoneExitCode, exit.ExitCode(), said)
+			assert.Contains(t, stderr, "their pods are gone", said)
+		} else {
+			assert.Equal(t, 1, exit.ExitCode(), said)
+			assert.Contains(t, stderr, "did not accept SSH within 1s", said)
+		}
+	}
+}

@@ -62,8 +62,8 @@ func helmUpgrades(t *testing.T, h helmCLI, trainfn string, postRenderer []string
 	}
 	first, relabelled, mpich := values("first", "mpi-pi:openmpi"), values("relabelled", "relabelled"), values("mpich", "mpi-pi:mpich")
 	// What the upgrade will apply, as helm template renders it.
-	beforeUpgrade := func(args []string) string {
-		return deleteChanged(t, trainfn, ns, h.run(t, append([]string{"template", "pi"}, args...)...))
+	beforeUpgrade := func(args []string, flags ...string) string {
+		return deleteChanged(t, trainfn, ns, h.run(t, append([]string{"template", "pi"}, args...)...), flags...)
 	}
 
 	h.run(t, append([]string{"install", "pi"}, first...)...)
@@ -92,7 +92,11 @@ func helmUpgrades(t *testing.T, h helmCLI, trainfn string, postRenderer []string
 	require.Error(t, err, "Helm alone cannot change a Job's pod template")
 	assert.Contains(t, stderr, "field is immutable")
 
-	said := beforeUpgrade(mpich)
+	said := beforeUpgrade(mpich, "--dry-run")
+	assert.Contains(t, said, "Job "+ns+"/pi-worker: would be deleted (its pods run ")
+	assert.Equal(t, jobs, kube.JobUIDs(t, ns), "a dry run deletes nothing")
+
+	said = beforeUpgrade(mpich)
 	assert.Contains(t, said, "Job "+ns+"/pi-launcher: deleted (its pods run ")
 	assert.Contains(t, said, "Job "+ns+"/pi-worker: deleted (its pods run ")
 	h.run(t, append([]string{"upgrade", "pi"}, mpich...)...)
@@ -110,11 +114,11 @@ func helmUpgrades(t *testing.T, h helmCLI, trainfn string, postRenderer []string
 	assert.NotEqual(t, replaced["pi-worker"], kube.JobUIDs(t, ns)["pi-worker"])
 }
 
-// deleteChanged runs trainfn delete-changed on what is about to be
-// applied in ns, and returns what it said.
-func deleteChanged(t *testing.T, trainfn, ns, manifest string) string {
+// deleteChanged runs trainfn delete-changed, with flags, on what is about
+// to be applied in ns, and returns what it said.
+func deleteChanged(t *testing.T, trainfn, ns, manifest string, flags ...string) string {
 	t.Helper()
-	cmd := exec.Command(trainfn, "delete-changed", "--kubeconfig", kube.Kubeconfig, "-n", ns, "-")
+	cmd := exec.Command(trainfn, append([]string{"delete-changed", "--kubeconfig", kube.Kubeconfig, "-n", ns, "-"}, flags...)...)
 	cmd.Stdin = strings.NewReader(manifest)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
