@@ -4,7 +4,7 @@ GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: build test e2e e2e-tools tools cluster-tools node-tools node node-down bench-node lint golden generate bench fuzz clean
+.PHONY: build test e2e e2e-tools tools cluster-tools node-tools node node-down bench-node lint golden generate bench fuzz release release-check clean
 
 ## build: bin/trainfn, the binary the examples' exec paths point at, and
 ## bin/trainfn-reconciler, the in-cluster reconciler
@@ -112,5 +112,17 @@ bench: build cluster-tools
 fuzz:
 	GO=$(GO) hack/fuzz.sh
 
+## release: write a release into dist/ (make release VERSION=vX.Y.Z): the
+## binaries for linux and darwin as archives, their SBOMs, the images as OCI
+## layouts, the charts, checksums.txt; the same bytes from the same commit
+## (hack/release.sh; the first run cross-builds for minutes)
+release:
+	GO=$(GO) hack/release.sh $(VERSION)
+
+## release-check: make the release twice and fail unless both wrote the same
+## bytes, its trainfn prints its version and its images hold both platforms
+release-check:
+	GO=$(GO) hack/release-check.sh $(VERSION)
+
 clean:
-	rm -rf bin
+	rm -rf bin dist
