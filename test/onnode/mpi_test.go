@@ -112,10 +112,12 @@ const finalizeHang = 30 * time.Second
 // waits for it to complete a UCX disconnect, fixed upstream by
 // pmodels/mpich#6596 in MPICH 4.2 (mpichRuns says how often it happens).
 // Every rank has then reported and rank 0 printed pi: the job is run again.
+// So is one whose Hydra said a host is unknown (unknownHost), with no pi.
 func (s *submission) finalized(launcher string) bool {
 	s.t.Helper()
 	deadline := time.Now().Add(jobTimeout)
-	var pi time.Time // when rank 0's pi was first seen
+	var pi time.Time      // when rank 0's pi was first seen
+	var unknown time.Time // when Hydra's unknown host was
 	for {
 		if ended, _, _ := s.ends(launcher, 2*time.Second); ended {
 			return true
@@ -129,9 +131,22 @@ func (s *submission) finalized(launcher string) bool {
 		case !pi.IsZero() && time.Since(pi) > finalizeHang:
 			s.t.Logf("MPICH's ranks reported and rank 0 printed pi, but they have not ended %s later: MPICH 4.0.2's MPI_Finalize deadlock (pmodels/mpich#6596); running the job again:\n%s", finalizeHang, out)
 			return false
+		case pi.IsZero() && unknown.IsZero() && unknownHost.MatchString(out):
+			unknown = time.Now()
+		case pi.IsZero() && !unknown.IsZero() && time.Since(unknown) > finalizeHang:
+			s.t.Logf("Hydra said a host is unknown, a moment after the launcher's wait had resolved it, and has not ended %s later, as on a loaded node (docs/node.md): running the job again:\n%s", finalizeHang, out)
+			return false
 		}
 	}
 }
+
+// unknownHost is what MPICH's Hydra prints, and then hangs, when a host's
+// name does not resolve as it starts its proxies: on a loaded node, a
+// name the launcher's wait had resolved a moment before (docs/node.md).
+// The line is the host's name alone before it: the wait's own lines, which
+// quote rsh's same words while the workers are not yet placed, begin
+// "trainfn: waiting for".
+var unknownHost = regexp.MustCompile(`(?m)^\S+: Unknown host$`)
 
 // deliveryConfig is trainfn's config for the KubectlExec launch mode on the
 // node: the kubectl-delivery image the node has.
