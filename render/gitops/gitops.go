@@ -154,21 +154,18 @@ func Digest(objects []*yaml.RNode) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)[:8]), nil
 }
 
-// trainfnsAnnotations are those of metadata that trainfn renders for the
-// reconciler (handoff's), or nil: the job's own trainfn.dev/ annotations
-// configure the render and are not carried onto its objects.
-func trainfnsAnnotations(metadata map[string]any) map[string]any {
+// addTrainfnsAnnotations adds to a workload's run the annotations of its
+// metadata that trainfn renders for the reconciler (handoff's), if any: the
+// job's own trainfn.dev/ annotations configure the render and are not
+// carried onto its objects. None adds nothing, so that a workload without
+// them hashes as it did before they counted.
+func addTrainfnsAnnotations(run, metadata map[string]any) {
 	annotations, _ := metadata["annotations"].(map[string]any)
-	var out map[string]any
-	for k, v := range annotations {
-		if strings.HasPrefix(k, options.AnnotationPrefix) {
-			if out == nil {
-				out = map[string]any{}
-			}
-			out[k] = v
-		}
+	ours := maps.Clone(annotations)
+	maps.DeleteFunc(ours, func(k string, _ any) bool { return !strings.HasPrefix(k, options.AnnotationPrefix) })
+	if len(ours) > 0 {
+		run["annotations"] = ours
 	}
-	return out
 }
 
 // inPlaceJobFields are the fields of a Job's spec that the API server lets
@@ -195,15 +192,14 @@ func WhatPodsRun(content map[string]any) map[string]any {
 			delete(spec, f)
 		}
 		run["spec"] = spec
+		addTrainfnsAnnotations(run, metadata)
 	case "apps/v1 StatefulSet":
 		run["spec"] = content["spec"]
+		addTrainfnsAnnotations(run, metadata)
 	case "v1 ConfigMap":
 		run["data"], run["binaryData"] = content["data"], content["binaryData"]
 	default:
 		return nil
-	}
-	if a := trainfnsAnnotations(metadata); a != nil && run["spec"] != nil {
-		run["annotations"] = a
 	}
 	return run
 }

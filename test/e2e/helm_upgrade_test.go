@@ -49,18 +49,20 @@ func TestHelmUpgradeReplacesOnlyChangedJobs(t *testing.T) {
 
 func helmUpgrades(t *testing.T, h helmCLI, trainfn string, postRenderer []string) {
 	ns := kube.Namespace(t)
-	values := func(name, edit string) []string {
+	// values are pi, as examples/jobs/pi.yaml has it and then edited, as
+	// the chart's values file.
+	values := func(name string, edit func(string) string) []string {
 		pi, err := os.ReadFile("../../examples/jobs/pi.yaml")
 		require.NoError(t, err)
-		spec := strings.ReplaceAll(string(pi), "mpi-pi:openmpi", edit)
-		if edit == "relabelled" {
-			spec = strings.Replace(string(pi), "  name: pi\n", "  name: pi\n  labels:\n    cost-center: vision\n", 1)
-		}
 		path := filepath.Join(t.TempDir(), name+".yaml")
-		require.NoError(t, os.WriteFile(path, []byte("job:\n  "+strings.ReplaceAll(spec, "\n", "\n  ")+"\n"), 0o644))
+		require.NoError(t, os.WriteFile(path, []byte("job:\n  "+strings.ReplaceAll(edit(string(pi)), "\n", "\n  ")+"\n"), 0o644))
 		return slices.Concat([]string{jobChart, "-n", ns, "-f", path}, postRenderer)
 	}
-	first, relabelled, mpich := values("first", "mpi-pi:openmpi"), values("relabelled", "relabelled"), values("mpich", "mpi-pi:mpich")
+	first := values("first", func(s string) string { return s })
+	relabelled := values("relabelled", func(s string) string {
+		return strings.Replace(s, "  name: pi\n", "  name: pi\n  labels:\n    cost-center: vision\n", 1)
+	})
+	mpich := values("mpich", func(s string) string { return strings.ReplaceAll(s, "mpi-pi:openmpi", "mpi-pi:mpich") })
 	// What the upgrade will apply, as helm template renders it.
 	beforeUpgrade := func(args []string, flags ...string) string {
 		return deleteChanged(t, trainfn, ns, h.run(t, append([]string{"template", "pi"}, args...)...), flags...)
