@@ -3,6 +3,9 @@
 GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
+# RELEASE_VERSION is the VERSION given, or else this checkout's as a
+# release needs it (hack/version.sh: v0.0.0-dev-HASH before any tag).
+RELEASE_VERSION := $(if $(filter command line environment,$(origin VERSION)),$(VERSION),$(shell hack/version.sh))
 
 .PHONY: build test e2e e2e-tools tools cluster-tools node-tools node node-down bench-node lint golden generate bench fuzz release release-check clean
 
@@ -27,12 +30,12 @@ test:
 ## e2e: apply every rendered output to a real control plane, built once, and
 ## run every example with its real tool (kustomize, kubectl, kpt, helm 3 and 4,
 ## Argo CD's plugin server, Flux's build) against its reviewed output; then
-## run the jobs as real containers on a real node (test/onnode); the tools,
-## the images and each package a phase
+## run the jobs as real containers on a real node (test/onnode), trainfn's
+## images the release's in dist/ (made first if this checkout did not make
+## it); the tools, the images and each package a phase
 e2e:
 	$(PHASE) "e2e tools" hack/tools.sh e2e
 	$(PHASE) "node tools" hack/tools.sh node
-	$(PHASE) images hack/node-images.sh
 	GO=$(GO) hack/e2e.sh
 
 ## tools: install what the tests run for real (kustomize, kpt, helm,
@@ -52,8 +55,9 @@ cluster-tools:
 	hack/cluster-tools.sh
 
 ## node-tools: what a real node needs (containerd, runc, the CNI plugins,
-## debootstrap) and its images, built here without a registry or Docker
-## (.cache/node/images lists them); idempotent, the images cached
+## debootstrap) and its images, built here without a registry or Docker,
+## trainfn's the release's (.cache/node/images lists them); idempotent, the
+## images cached
 node-tools:
 	hack/tools.sh node
 	hack/node-images.sh
@@ -115,14 +119,16 @@ fuzz:
 ## release: write a release into dist/ (make release VERSION=vX.Y.Z): the
 ## binaries for linux and darwin as archives, their SBOMs, the images as OCI
 ## layouts, the charts, checksums.txt; the same bytes from the same commit
-## (hack/release.sh; the first run cross-builds for minutes)
+## (hack/release.sh; the first run cross-builds for minutes; one from the
+## same sources into dist/ is kept); without VERSION, at this checkout's
+## version (hack/version.sh), as .ci/run does.
 release:
-	GO=$(GO) hack/release.sh $(VERSION)
+	GO=$(GO) hack/release.sh $(RELEASE_VERSION)
 
 ## release-check: make the release twice and fail unless both wrote the same
 ## bytes, its trainfn prints its version and its images hold both platforms
 release-check:
-	GO=$(GO) hack/release-check.sh $(VERSION)
+	GO=$(GO) hack/release-check.sh $(RELEASE_VERSION)
 
 clean:
 	rm -rf bin dist

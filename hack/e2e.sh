@@ -8,9 +8,9 @@
 # its own control plane on ports of its own and its own bridges
 # (test/netns), and most of them wait on their servers, their cores half
 # idle or more. The longest start first, so that the lanes end together.
-# The real node's package (test/onnode) runs after them, alone: it starts
-# the one node this machine has room for, whose pods must not wait on a
-# busy machine past the suite's timeouts.
+# The real node's package (test/onnode) runs after them, alone, once its
+# images are packed: it starts the one node this machine has room for,
+# whose pods must not wait on a busy machine past the suite's timeouts.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
@@ -53,8 +53,14 @@ export -f run_package
 # The package is the inner bash's $1, not this one's.
 # shellcheck disable=SC2016
 printf '%s\n' "${queue[@]}" | xargs -P "$lanes" -I{} bash -c 'run_package "$1"' _ {}
+# The node's images after the lanes: they take trainfn's from the release,
+# which .ci/run makes meanwhile, in the background.
 if [[ $packages == *"$module/$alone"* ]]; then
-	run_package "$alone"
+	if hack/phase.sh images hack/node-images.sh; then
+		run_package "$alone"
+	else
+		echo "$alone (its images)" >>"$failed"
+	fi
 fi
 if [[ -s $failed ]]; then
 	echo "e2e: failed: $(tr '\n' ' ' <"$failed")" >&2

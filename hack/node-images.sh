@@ -9,11 +9,15 @@
 #   - on it, mpi-operator's pi images by their own names (the examples
 #     run unchanged), the torch image with the test programs, the
 #     kubectl-delivery image;
-#   - trainfn's image and trainfn-reconciler's: each its static binary
-#     alone, run as non-root, as the Dockerfile builds them; and the pod
-#     sandbox's pause image.
-# The archive is rebuilt when this script, its files, trainfn's sources or
-# the tools change; the file system only when its package list does.
+#   - the pod sandbox's pause image.
+# trainfn's image and trainfn-reconciler's are the release's, as users get
+# them: the OCI layouts make release writes into dist/. The release there
+# is used if it was made from this checkout as it is (any version; one
+# under way is waited for), else made (hack/release.sh, at
+# hack/version.sh's version); the node imports its layouts beside
+# images.tar, as .cache/node/archives lists them.
+# The archive is rebuilt when this script, its files, the release or the
+# tools change; the file system only when its package list does.
 # `hack/node-images.sh rootfs` builds the file system alone: .ci/run does,
 # while Go compiles.
 set -euo pipefail
@@ -67,19 +71,53 @@ if [[ ${1:-} == rootfs ]]; then
 	exit 0
 fi
 
-version=$(git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The release in dist/, if this checkout as it is made it: its version.
+# .cache/release.images says which release's images are written; a release
+# under way holds its lock, and its images will do once written, before
+# its last builds.
+dist=$root/dist
+sources=$(hack/release.sh --sources)
+released_version() {
+	local stamp=$root/.cache/release.images built_dist built_version built_sources
+	[[ -f $stamp ]] || return 1
+	read -r built_dist built_version _ built_sources <"$stamp"
+	[[ $built_dist == "$dist" && $built_sources == "$sources" ]] || return 1
+	echo "$built_version"
+}
+exec 8>"$root/.cache/release.lock"
+until flock -n 8 || version=$(released_version); do
+	sleep 2
+done
+flock -u 8
+if ! version=$(released_version) || [[ ! -f $dist/trainfn_${version}_oci.tar || ! -f $dist/trainfn-reconciler_${version}_oci.tar ]]; then
+	version=$(hack/version.sh)
+	echo "node-images: making the release $version (make release)" >&2
+	hack/release.sh "$version"
+fi
+released=() digests=()
+for name in trainfn trainfn-reconciler; do
+	released+=("${name}_${version}_oci.tar")
+	digests+=("${name}_${version}_oci.digest")
+done
+
 kube=$(cd hack/tools && go list -m -f '{{.Version}}' k8s.io/kubernetes)
-inputs=$( (cat "$0" hack/node/image/* "$node/rootfs.version"; git ls-files -s cmd render reconciler schemas functions go.mod go.sum test/node/pause test/torchrun/testdata hack/tools/nodeimage; git diff HEAD -- cmd render reconciler schemas functions test/node/pause hack/tools/nodeimage; sha256sum "$bin/kubectl") | sha256sum | cut -d' ' -f1)
+inputs=$( (cat "$0" hack/node/image/* "$node/rootfs.version"; git ls-files -s test/node/pause test/torchrun/testdata hack/tools/nodeimage; git diff HEAD -- test/node/pause hack/tools/nodeimage; cd "$dist" && sha256sum "${released[@]}" "${digests[@]}"; sha256sum "$bin/kubectl") | sha256sum | cut -d' ' -f1)
 if [[ -f $node/images.tar && "$(cat "$node/images.version" 2>/dev/null)" == "$inputs" ]]; then
 	exit 0
 fi
+# A copy: a later release into dist/ does not change what the node imports.
+rm -rf "$node/release" && mkdir -p "$node/release"
+# The digests too: the node's tests check that its pods run these images.
+for file in "${released[@]}" "${digests[@]}"; do
+	cp "$dist/$file" "$node/release/"
+done
 echo "node-images: packing the images" >&2
 
 layers=$node/layers
 rm -rf "$layers"
 # A layer's folder replaces a symbolic link of the layers below: no layer
 # has /bin, which Debian links to /usr/bin.
-mkdir -p "$layers"/{openmpi,mpich,torch,trainfn,trainfn-reconciler,pause} "$layers/delivery/usr/bin"
+mkdir -p "$layers"/{openmpi,mpich,torch,pause} "$layers/delivery/usr/bin"
 
 # Debian's MPI compilers on this machine build against the same release's
 # libraries as the image's.
@@ -103,14 +141,6 @@ install -m 644 test/torchrun/testdata/allreduce.py hack/node/image/membership.py
 # runs it whatever its user.
 install -m 0755 "$bin/kubectl" "$layers/delivery/usr/bin/kubectl"
 
-# trainfn's image and the reconciler's, each a static binary on what
-# distroless's static base gives it.
-for cmd in trainfn trainfn-reconciler; do
-	CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$version" -o "$layers/$cmd/$cmd" "./cmd/$cmd"
-	mkdir -p "$layers/$cmd/etc" && chmod 1777 "$(mkdir -p "$layers/$cmd/tmp" && echo "$layers/$cmd/tmp")"
-	printf 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n' >"$layers/$cmd/etc/passwd"
-	printf 'root:x:0:\nnobody:x:65534:\nnonroot:x:65532:\n' >"$layers/$cmd/etc/group"
-done
 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$layers/pause/pause" ./test/node/pause
 
 path=PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -120,8 +150,6 @@ cat >"$node/images.json" <<JSON
  {"refs": ["docker.io/mpioperator/mpi-pi:mpich"], "layers": ["$rootfs", "$layers/mpich"], "env": ["$path"], "workingDir": "/home/mpiuser", "cmd": ["bash"]},
  {"refs": ["trainfn.local/torch:$suite"], "layers": ["$rootfs", "$layers/torch"], "env": ["$path"], "workingDir": "/workspace", "cmd": ["bash"]},
  {"refs": ["trainfn.local/kubectl-delivery:$kube"], "layers": ["$rootfs", "$layers/delivery"], "env": ["$path"], "cmd": ["bash"]},
- {"refs": ["trainfn.local/trainfn:$version"], "layers": ["$layers/trainfn"], "user": "65532:65532", "entrypoint": ["/trainfn"]},
- {"refs": ["trainfn.local/trainfn-reconciler:$version"], "layers": ["$layers/trainfn-reconciler"], "user": "65532:65532", "entrypoint": ["/trainfn-reconciler"]},
  {"refs": ["trainfn.local/pause:1"], "layers": ["$layers/pause"], "user": "65535:65535", "entrypoint": ["/pause"]}
 ]
 JSON
@@ -133,8 +161,9 @@ openmpi docker.io/mpioperator/mpi-pi:openmpi
 mpich docker.io/mpioperator/mpi-pi:mpich
 torch trainfn.local/torch:$suite
 kubectl-delivery trainfn.local/kubectl-delivery:$kube
-trainfn trainfn.local/trainfn:$version
-trainfn-reconciler trainfn.local/trainfn-reconciler:$version
+trainfn ghcr.io/trainfn/trainfn:$version
+trainfn-reconciler ghcr.io/trainfn/trainfn-reconciler:$version
 pause trainfn.local/pause:1
 LIST
+printf '%s\n' images.tar "${released[@]/#/release/}" >"$node/archives"
 echo "$inputs" >"$node/images.version"

@@ -17,9 +17,34 @@
 # their entries and own them by root. The binaries are cross-built: the
 # first run builds every platform's packages (minutes each), later runs
 # reuse Go's build cache.
+#
+# A release already written into the same folder, at the same version and
+# from the same sources (the commit, every change to it, Go's version), is
+# kept: .cache/release.built says what the last run wrote, and
+# .cache/release.images what it has written its images for so far (they
+# come before darwin's binaries). One run at a time writes, under
+# .cache/release.lock: another waits for it.
+#
+#   release.sh --sources   prints the hash of the sources, and nothing else
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+go=${GO:-go}
+
+# sources: a hash of what a release is built from: the commit, the changes
+# to it, the files git does not track yet, Go's version.
+sources() {
+	{
+		git rev-parse HEAD
+		git diff HEAD --binary
+		git ls-files --others --exclude-standard -z | xargs -0 -r sha256sum
+		"$go" env GOVERSION
+	} | sha256sum | cut -d' ' -f1
+}
+if [[ ${1:-} == --sources ]]; then
+	sources
+	exit 0
+fi
 
 version=${1:-}
 if [[ ! $version =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]]; then
@@ -30,9 +55,20 @@ epoch=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct)}
 revision=$(git rev-parse HEAD)
 source=https://github.com/trainfn/trainfn
 registry=ghcr.io/trainfn
-dist=${DIST:-$root/dist}
+dist=$(realpath -m "${DIST:-$root/dist}")
 bin=$root/.cache/bin
-go=${GO:-go}
+
+mkdir -p "$root/.cache"
+exec 9>"$root/.cache/release.lock"
+flock 9
+built=$root/.cache/release.built images=$root/.cache/release.images
+want="$dist $version $epoch $(sources)"
+if [[ "$(cat "$built" 2>/dev/null)" == "$want" ]] &&
+	(cd "$dist" && sha256sum --check --strict --quiet checksums.txt) 2>/dev/null; then
+	echo "release: $version in $dist is built from these sources already" >&2
+	exit 0
+fi
+rm -f "$built" "$images"
 
 # The tools: Helm 4 (hack/build-tools.sh, which skips it once built), the
 # packer (hack/tools/release) and cyclonedx-gomod, pinned by that module,
@@ -56,12 +92,10 @@ uuid_of() {
 	echo "${h:0:8}-${h:8:4}-5${h:13:3}-8${h:17:3}-${h:20:12}"
 }
 
-targets=(trainfn:linux/amd64 trainfn:linux/arm64 trainfn:darwin/amd64 trainfn:darwin/arm64
-	trainfn-reconciler:linux/amd64 trainfn-reconciler:linux/arm64)
-for target in "${targets[@]}"; do
-	name=${target%%:*} platform=${target#*:}
-	os=${platform%/*} arch=${platform#*/}
-	folder=${name}_${version}_${os}_${arch}
+# build NAME OS ARCH: one binary, its archive and its SBOM.
+build() {
+	local name=$1 os=$2 arch=$3
+	local folder=${name}_${version}_${os}_${arch}
 	mkdir -p "$stage/$folder"
 	echo "release: $name for $os/$arch" >&2
 	# Every setting that changes the bytes is set here, not read from the
@@ -76,13 +110,24 @@ for target in "${targets[@]}"; do
 		-serial "$(uuid_of "$stage/$folder/$name")" -version "$version" \
 		-output "$dist/$folder.cdx.json" "$stage/$folder/$name" 2>"$stage/sbom.log" ||
 		{ cat "$stage/sbom.log" >&2; exit 1; }
-done
+}
 
+# The images' binaries and the images first: the node's images take them
+# as soon as .cache/release.images says they are written (hack/node-images.sh),
+# while darwin's builds go on.
+for arch in amd64 arm64; do
+	build trainfn linux "$arch"
+	build trainfn-reconciler linux "$arch"
+done
 for name in trainfn trainfn-reconciler; do
 	echo "release: the image $registry/$name:$version" >&2
 	"$bin/release-pack" image -epoch "$epoch" -version "$version" -name "$name" -repository "$registry/$name" \
 		-source "$source" -revision "$revision" -o "$dist/${name}_${version}_oci.tar" -digest "$dist/${name}_${version}_oci.digest" \
 		"linux/amd64=$stage/${name}_${version}_linux_amd64/$name" "linux/arm64=$stage/${name}_${version}_linux_arm64/$name"
+done
+echo "$want" >"$images"
+for arch in amd64 arm64; do
+	build trainfn darwin "$arch"
 done
 
 # Helm 4 packages a chart's files with their own times (Helm 3 with the
@@ -95,4 +140,5 @@ echo "release: the charts at ${version#v}" >&2
 
 mapfile -t files < <(find "$dist" -maxdepth 1 -type f -printf '%f\n' | LC_ALL=C sort)
 (cd "$dist" && sha256sum "${files[@]}") >"$dist/checksums.txt"
+echo "$want" >"$built"
 echo "release: $version in $dist" >&2

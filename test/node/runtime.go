@@ -74,11 +74,15 @@ func (n *Node) startContainerd(ctx context.Context, b bins) error {
 	})
 }
 
-// importImages imports the images' archive into containerd, unless the
-// archive imported last time is this one: a warm node reuses its images.
+// importImages imports the images' archives into containerd (the node's
+// own images.tar, and the release's OCI layouts of trainfn's images), unless
+// those imported last time are these: a warm node reuses its images.
 func (n *Node) importImages(ctx context.Context) error {
-	archive := filepath.Join(n.cache, "images.tar")
 	version, err := os.ReadFile(filepath.Join(n.cache, "images.version"))
+	if err != nil {
+		return fmt.Errorf("the node's images are not built: run hack/node-images.sh: %w", err)
+	}
+	list, err := os.ReadFile(filepath.Join(n.cache, "archives"))
 	if err != nil {
 		return fmt.Errorf("the node's images are not built: run hack/node-images.sh: %w", err)
 	}
@@ -86,11 +90,14 @@ func (n *Node) importImages(ctx context.Context) error {
 	if imported, _ := os.ReadFile(stamp); bytes.Equal(imported, version) {
 		return nil
 	}
-	began := time.Now()
-	if out, err := ctr(ctx, "images", "import", "--all-platforms", archive); err != nil {
-		return fmt.Errorf("importing %s: %w: %s", archive, err, out)
+	for _, name := range strings.Fields(string(list)) {
+		archive := filepath.Join(n.cache, name)
+		began := time.Now()
+		if out, err := ctr(ctx, "images", "import", "--all-platforms", archive); err != nil {
+			return fmt.Errorf("importing %s: %w: %s", archive, err, out)
+		}
+		logf("imported %s in %s", archive, time.Since(began).Round(time.Millisecond))
 	}
-	logf("imported %s in %s", archive, time.Since(began).Round(time.Millisecond))
 	return os.WriteFile(stamp, version, 0o644)
 }
 
