@@ -4,8 +4,9 @@ GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 # RELEASE_VERSION is the VERSION given, or else this checkout's as a
-# release needs it (hack/version.sh: v0.0.0-dev-HASH before any tag).
-RELEASE_VERSION := $(if $(filter command line environment,$(origin VERSION)),$(VERSION),$(shell hack/version.sh))
+# release needs it (hack/version.sh: v0.0.0-dev-HASH before any tag); read
+# only by the targets that use it.
+RELEASE_VERSION = $(if $(filter command line environment,$(origin VERSION)),$(VERSION),$(shell hack/version.sh))
 
 .PHONY: build test e2e e2e-tools tools cluster-tools node-tools node node-down bench-node lint golden generate bench fuzz release release-check clean
 

@@ -71,25 +71,16 @@ if [[ ${1:-} == rootfs ]]; then
 	exit 0
 fi
 
-# The release in dist/, if this checkout as it is made it: its version.
-# .cache/release.images says which release's images are written; a release
-# under way holds its lock, and its images will do once written, before
-# its last builds.
+# The release in dist/, if this checkout as it is made it: its version
+# (hack/release.sh --images). A release under way holds its lock, and its
+# images will do once written, before its last builds.
 dist=$root/dist
-sources=$(hack/release.sh --sources)
-released_version() {
-	local stamp=$root/.cache/release.images built_dist built_version built_sources
-	[[ -f $stamp ]] || return 1
-	read -r built_dist built_version _ built_sources <"$stamp"
-	[[ $built_dist == "$dist" && $built_sources == "$sources" ]] || return 1
-	echo "$built_version"
-}
 exec 8>"$root/.cache/release.lock"
-until flock -n 8 || version=$(released_version); do
+until flock -n 8 || version=$(hack/release.sh --images); do
 	sleep 2
 done
 flock -u 8
-if ! version=$(released_version) || [[ ! -f $dist/trainfn_${version}_oci.tar || ! -f $dist/trainfn-reconciler_${version}_oci.tar ]]; then
+if ! version=$(hack/release.sh --images) || [[ ! -f $dist/trainfn_${version}_oci.tar || ! -f $dist/trainfn-reconciler_${version}_oci.tar ]]; then
 	version=$(hack/version.sh)
 	echo "node-images: making the release $version (make release)" >&2
 	hack/release.sh "$version"

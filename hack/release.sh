@@ -25,7 +25,8 @@
 # come before darwin's binaries). One run at a time writes, under
 # .cache/release.lock: another waits for it.
 #
-#   release.sh --sources   prints the hash of the sources, and nothing else
+#   release.sh --images    prints the version of the release in dist/ whose
+#                          images are written from these sources, or fails
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -41,8 +42,13 @@ sources() {
 		"$go" env GOVERSION
 	} | sha256sum | cut -d' ' -f1
 }
-if [[ ${1:-} == --sources ]]; then
-	sources
+# Each stamp is one line: "DIST VERSION EPOCH SOURCES".
+stamps=$root/.cache/release
+if [[ ${1:-} == --images ]]; then
+	[[ -f $stamps.images ]] || exit 1
+	read -r built_dist built_version _ built_sources <"$stamps.images"
+	[[ $built_dist == "$(realpath -m "$root/dist")" && $built_sources == "$(sources)" ]] || exit 1
+	echo "$built_version"
 	exit 0
 fi
 
@@ -61,7 +67,7 @@ bin=$root/.cache/bin
 mkdir -p "$root/.cache"
 exec 9>"$root/.cache/release.lock"
 flock 9
-built=$root/.cache/release.built images=$root/.cache/release.images
+built=$stamps.built images=$stamps.images
 want="$dist $version $epoch $(sources)"
 if [[ "$(cat "$built" 2>/dev/null)" == "$want" ]] &&
 	(cd "$dist" && sha256sum --check --strict --quiet checksums.txt) 2>/dev/null; then
