@@ -6,8 +6,6 @@
 package kubeclient
 
 import (
-	"fmt"
-
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -20,20 +18,5 @@ import (
 // Like the reconciler's, the client does not throttle itself: a status is
 // three lists, a delete-changed a request or two per Job.
 func Config(kubeconfig string) (*rest.Config, string, error) {
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = kubeconfig
-	loader := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{})
-	config, err := loader.ClientConfig()
-	switch {
-	case clientcmd.IsEmptyConfig(err):
-		return nil, "", fmt.Errorf("finding the API server: no kubeconfig (--kubeconfig, $%s, %s), and not in a pod", clientcmd.RecommendedConfigPathEnvVar, clientcmd.RecommendedHomeFile)
-	case err != nil:
-		return nil, "", fmt.Errorf("reading the kubeconfig: %w", err)
-	}
-	namespace, _, err := loader.Namespace()
-	if err != nil {
-		return nil, "", fmt.Errorf("reading the kubeconfig's namespace: %w", err)
-	}
-	config.QPS, config.Burst = -1, 0
-	return config, namespace, nil
+	return load(kubeconfig, &clientcmd.ConfigOverrides{})
 }

@@ -49,7 +49,7 @@ subcommands do the same on plain YAML files.`,
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(renderCommand(stdin, stdout, stderr), validateCommand(stdin, stderr), diffCommand(stdin, stdout, stderr), deleteChangedCommand(stdin, stdout, stderr), reconcileMovedCommand(stderr), statusCommand(stdout, stderr), schemaCommand(stdout, stderr), cli.VersionCommand("trainfn", version, stdout))
+	root.AddCommand(renderCommand(stdin, stdout, stderr), validateCommand(stdin, stderr), diffCommand(stdin, stdout, stderr), deleteChangedCommand(stdin, stdout, stderr), reconcileMovedCommand(stderr), statusCommand(stdout, stderr), waitCommand(stdout, stderr), schemaCommand(stdout, stderr), cli.VersionCommand("trainfn", version, stdout))
 	return root
 }
 

@@ -1,94 +1,219 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
-	"time"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/trainfn/trainfn/kubeclient"
 	"github.com/trainfn/trainfn/status"
+	"github.com/trainfn/trainfn/status/follow"
+	"github.com/trainfn/trainfn/status/output"
 )
 
-func statusCommand(stdout, stderr io.Writer) *cobra.Command {
-	var kubeconfig, namespace, output string
-	var allNamespaces bool
-	cmd := &cobra.Command{
-		Use:   "status [JOB | KIND/JOB]",
-		Short: "Show the phase of the jobs trainfn rendered, from their live objects",
-		Long: `status lists the trainfn jobs of a namespace, or the one named, with their
-phase (Pending, Starting, Running, Restarting, Succeeded or Failed), their pods
-ready over those they should have, restarts and age. No job object exists in
-the cluster: a job is the Jobs, StatefulSets and pods labelled with its name,
-and its phase is derived from them by the reconciler's own rules. Jobs of
-two kinds may share a name (a PyTorchJob and the TrainJob it moves to): name
-one as KIND/JOB, trainjob/train say.
+// jobFlags are what status and wait share: kubectl's connection flags,
+// -A and -l.
+type jobFlags struct {
+	conn          kubeclient.Flags
+	allNamespaces bool
+	selector      string
+}
 
-The API server and namespace are found as kubectl finds them: --kubeconfig,
-else $KUBECONFIG, else ~/.kube/config, else the pod's service account; the
-namespace is the current context's unless -n or -A says otherwise.`,
-		Args: cobra.MaximumNArgs(1),
+func (f *jobFlags) bind(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	f.conn.Bind(fs)
+	fs.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "List the jobs of every namespace")
+	fs.StringVarP(&f.selector, "selector", "l", "", "Label selector of the jobs (on their Jobs and StatefulSets), as kubectl's: -l team=nlp,tier!=test")
+	cmd.MarkFlagsMutuallyExclusive("namespace", "all-namespaces")
+	_ = cmd.RegisterFlagCompletionFunc("context", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		raw, err := f.conn.Loader().RawConfig()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var names []string
+		for name := range raw.Contexts {
+			names = append(names, name)
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
+	})
+}
+
+// jobSource is where the commands read jobs from, resolved from the flags.
+type jobSource struct {
+	lister    status.Lister
+	namespace string
+	selector  labels.Selector
+	connect   func(ctx context.Context) (*follow.Follower, error)
+}
+
+// source connects as the flags say. refs are the jobs named, which -A
+// cannot find: a job's name is unique in its namespace only.
+func (f *jobFlags) source(stderr io.Writer, refs []string) (*jobSource, error) {
+	if f.allNamespaces && len(refs) > 0 {
+		return nil, usageError{"a job is found by name in one namespace: give -n, not -A"}
+	}
+	selector, err := labels.Parse(f.selector)
+	if err != nil {
+		return nil, usageError{fmt.Sprintf("-l %q: %v", f.selector, err)}
+	}
+	config, namespace, err := f.conn.Config()
+	if err != nil {
+		return nil, err
+	}
+	if f.allNamespaces {
+		namespace = ""
+	}
+	c, err := status.NewClient(config, stderr)
+	if err != nil {
+		return nil, err
+	}
+	return &jobSource{
+		lister: status.Selecting(c, selector), namespace: namespace, selector: selector,
+		connect: func(ctx context.Context) (*follow.Follower, error) {
+			return follow.Start(ctx, config, namespace, stderr)
+		},
+	}, nil
+}
+
+// find reads the jobs named, or every job.
+func (s *jobSource) find(refs []string) follow.Find {
+	return func(ctx context.Context, l status.Lister) ([]status.Job, error) {
+		l = status.Selecting(l, s.selector)
+		if len(refs) == 0 {
+			return status.List(ctx, l, s.namespace)
+		}
+		jobs := make([]status.Job, 0, len(refs))
+		for _, ref := range refs {
+			j, err := status.Get(ctx, l, s.namespace, status.ParseRef(ref))
+			if err != nil {
+				return nil, err
+			}
+			jobs = append(jobs, j)
+		}
+		return jobs, nil
+	}
+}
+
+// usageError is a mistake in the command line: exit status 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func statusCommand(stdout, stderr io.Writer) *cobra.Command {
+	var jf jobFlags
+	var out string
+	var noHeaders, watch bool
+	cmd := &cobra.Command{
+		Use:   "status [JOB | KIND/JOB]...",
+		Short: "Show the jobs trainfn rendered, from their live objects, as kubectl get shows objects",
+		Long: `status lists the trainfn jobs of a namespace, or those named, with their
+phase, their pods ready over those they should have, restarts and age; -o wide
+adds their progress and the last failure's reason. -o json and -o yaml write
+each job as a document shaped like its operator's object: conditions (Created,
+Running, Restarting, Suspended, Succeeded, Failed), startTime, completionTime
+and replicaStatuses under status. docs/commands.md describes every column and
+phase.
+
+No job object exists in the cluster: a job is the Jobs, StatefulSets and pods
+labelled with its name, and its status is derived from them by the
+reconciler's own rules. Jobs of two kinds may share a name (a PyTorchJob and
+the TrainJob it moves to): name one as KIND/JOB (trainjob/train), or as -o
+name writes it (trainjob.trainer.kubeflow.org/train).
+
+The API server and namespace are found as kubectl finds them, with kubectl's
+flags (--kubeconfig, --context, -n, ...). -w prints a job again each time its
+status changes, until interrupted.`,
+		Example: `  trainfn status -n team-a
+  trainfn status -A -l team=nlp -o wide
+  trainfn status pi -o jsonpath='{.status.conditions[?(@.type=="Succeeded")].status}'
+  trainfn status -w pi`,
+		ValidArgsFunction: jobNames(&jf),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			format, err := status.ParseFormat(output)
+			printer, err := output.New(out, noHeaders, jf.allNamespaces)
 			if err != nil {
-				fmt.Fprintln(stderr, "trainfn:", err)
-				return exitError(2)
+				return fail(stderr, usageError{err.Error()})
 			}
-			if allNamespaces && len(args) == 1 {
-				fmt.Fprintln(stderr, "trainfn: a job is found by name in one namespace: give -n, not -A")
-				return exitError(2)
-			}
-			config, contextNamespace, err := kubeclient.Config(kubeconfig)
+			src, err := jf.source(stderr, args)
 			if err != nil {
-				fmt.Fprintln(stderr, "trainfn:", err)
-				return exitError(1)
+				return fail(stderr, err)
 			}
-			if namespace == "" {
-				namespace = contextNamespace
+			one := len(args) == 1
+			if watch {
+				ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+				defer stop()
+				f, err := src.connect(ctx)
+				if err != nil {
+					return fail(stderr, err)
+				}
+				err = f.Watch(ctx, src.find(args), func(jobs []status.Job) error { return printer.Print(stdout, jobs, one) })
+				return fail(stderr, err)
 			}
-			if allNamespaces {
-				namespace = ""
-			}
-			c, err := status.NewClient(config, stderr)
+			jobs, err := src.find(args)(cmd.Context(), src.lister)
 			if err != nil {
-				fmt.Fprintln(stderr, "trainfn:", err)
-				return exitError(1)
+				return fail(stderr, err)
 			}
-			var jobs []status.Job
-			var doc any
-			if len(args) == 1 {
-				var job status.Job
-				job, err = status.Get(cmd.Context(), c, namespace, args[0])
-				jobs, doc = []status.Job{job}, job
-			} else {
-				jobs, err = status.List(cmd.Context(), c, namespace)
-				doc = status.JobList{Items: jobs}
+			if len(jobs) == 0 && printer.IsTable() {
+				fmt.Fprintln(stderr, status.NoneFound(src.namespace))
+				return nil
 			}
-			if err != nil {
-				fmt.Fprintln(stderr, "trainfn:", err)
-				return exitError(1)
-			}
-			switch {
-			case format != status.Table:
-				err = status.WriteDocument(stdout, format, doc)
-			case len(jobs) == 0:
-				fmt.Fprintln(stderr, status.NoneFound(namespace))
-			default:
-				err = status.WriteTable(stdout, jobs, allNamespaces, time.Now())
-			}
-			if err != nil {
-				fmt.Fprintln(stderr, "trainfn:", err)
-				return exitError(1)
-			}
-			return nil
+			return fail(stderr, printer.Print(stdout, jobs, one))
 		},
 	}
+	jf.bind(cmd)
 	f := cmd.Flags()
-	f.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig to reach the API server; by default $KUBECONFIG, else ~/.kube/config, else the pod's service account")
-	f.StringVarP(&namespace, "namespace", "n", "", "namespace of the jobs; by default the kubeconfig context's")
-	f.BoolVarP(&allNamespaces, "all-namespaces", "A", false, "list the jobs of every namespace")
-	f.StringVarP(&output, "output", "o", string(status.Table), "table, json or yaml")
-	cmd.MarkFlagsMutuallyExclusive("namespace", "all-namespaces")
+	f.StringVarP(&out, "output", "o", "", "Output format: wide, name, json, yaml, jsonpath=..., jsonpath-as-json=..., jsonpath-file=..., go-template=..., go-template-file=...; a table by default")
+	f.BoolVar(&noHeaders, "no-headers", false, "Print the table without its header")
+	f.BoolVarP(&watch, "watch", "w", false, "After the jobs, print each one again when its status changes")
+	_ = cmd.RegisterFlagCompletionFunc("output", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return output.Formats, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+	})
 	return cmd
+}
+
+// fail writes err, if any, and gives the exit status it calls for: 2 for a
+// mistake in the command line, else 1.
+func fail(stderr io.Writer, err error) error {
+	if err == nil {
+		return nil
+	}
+	fmt.Fprintln(stderr, "trainfn:", err)
+	if _, ok := err.(usageError); ok {
+		return exitError(2)
+	}
+	return exitError(1)
+}
+
+// jobNames completes job names (KIND/NAME where two kinds share one) from
+// the cluster the flags given so far reach.
+func jobNames(jf *jobFlags) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+		src, err := jf.source(io.Discard, nil)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		ctx, cancel := context.WithTimeout(cmd.Context(), completionTimeout)
+		defer cancel()
+		jobs, err := src.find(nil)(ctx, src.lister)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		names := map[string]int{}
+		for _, j := range jobs {
+			names[j.Name]++
+		}
+		var out []string
+		for _, j := range jobs {
+			if names[j.Name] > 1 {
+				out = append(out, status.Ref(j))
+			} else {
+				out = append(out, j.Name)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
 }

@@ -5,7 +5,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -23,7 +22,6 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 
-	jobstatus "github.com/trainfn/trainfn/status"
 	"github.com/trainfn/trainfn/status/phase"
 	"github.com/trainfn/trainfn/test/cluster"
 )
@@ -144,26 +142,39 @@ func TestStatus(t *testing.T) {
 	assert.True(t, strings.HasPrefix(all.stdout, "NAMESPACE "), all.stdout)
 	assert.True(t, hasRow(all.stdout, ns, "mnist", "PyTorchJob", string(phase.Running)), "-A lists the job with its namespace:\n%s", all.stdout)
 
-	var mnist jobstatus.Job
+	// A job's document is shaped like its operator's object.
 	doc := status("mnist", "-n", ns, "-o", "json")
 	require.Equal(t, 0, doc.code, doc.stderr)
-	require.NoError(t, json.Unmarshal([]byte(doc.stdout), &mnist), doc.stdout)
-	assert.Equal(t, ns, mnist.Namespace)
-	assert.Equal(t, "PyTorchJob", mnist.Kind)
-	assert.Equal(t, phase.Running, mnist.Phase)
-	assert.Equal(t, phase.ReasonAllReady, mnist.Reason)
-	assert.Len(t, mnist.Workloads, 3, "the master's Job and a Job per worker")
-	assert.WithinDuration(t, time.Now(), mnist.Created.Time, 5*time.Minute)
+	mnist := decodeDoc(t, doc.stdout)
+	assert.Equal(t, "kubeflow.org/v1", mnist.GetAPIVersion())
+	assert.Equal(t, "PyTorchJob", mnist.GetKind())
+	assert.Equal(t, ns, mnist.GetNamespace())
+	assert.Equal(t, string(phase.Running), nested(mnist, "status", "phase"))
+	assert.Equal(t, phase.ReasonAllReady, nested(mnist, "status", "reason"))
+	workloads, _, _ := unstructured.NestedSlice(mnist.Object, "status", "workloads")
+	assert.Len(t, workloads, 3, "the master's Job and a Job per worker")
+	assert.WithinDuration(t, time.Now(), mnist.GetCreationTimestamp().Time, 5*time.Minute)
 
-	var list jobstatus.JobList
 	doc = status("-n", ns, "-o", "yaml")
 	require.Equal(t, 0, doc.code, doc.stderr)
-	require.NoError(t, yaml.Unmarshal([]byte(doc.stdout), &list), doc.stdout)
-	require.Len(t, list.Items, 4)
-	assert.Equal(t, "DIJob", list.Items[3].Kind)
-	assert.Len(t, list.Items[3].Workloads, 2, "a Job per task")
-	assert.Equal(t, phase.Pending, list.Items[1].Phase)
-	assert.Equal(t, phase.ReasonSuspended, list.Items[1].Reason)
+	list := decodeDoc(t, doc.stdout)
+	assert.Equal(t, "List", list.GetKind())
+	items, _, _ := unstructured.NestedSlice(list.Object, "items")
+	require.Len(t, items, 4)
+	rl := unstructured.Unstructured{Object: items[3].(map[string]any)}
+	assert.Equal(t, "DIJob", rl.GetKind())
+	workloads, _, _ = unstructured.NestedSlice(rl.Object, "status", "workloads")
+	assert.Len(t, workloads, 2, "a Job per task")
+	held := unstructured.Unstructured{Object: items[1].(map[string]any)}
+	assert.Equal(t, string(phase.Pending), nested(&held, "status", "phase"))
+	assert.Equal(t, phase.ReasonSuspended, nested(&held, "status", "reason"))
+
+	// -o name writes what status and wait take back.
+	names := status("-n", ns, "-o", "name")
+	require.Equal(t, 0, names.code, names.stderr)
+	assert.Equal(t, "pytorchjob.kubeflow.org/broken\npytorchjob.kubeflow.org/held\npytorchjob.kubeflow.org/mnist\ndijob.diengine.opendilab.org/rl\n", names.stdout)
+	phases := status("pytorchjob.kubeflow.org/mnist", "-n", ns, "-o", "jsonpath={.status.phase}")
+	assert.Equal(t, statusRun{stdout: string(phase.Running)}, phases)
 
 	// A worker's container restarts: not ready a while, then ready again.
 	worker := "batch.kubernetes.io/job-name=mnist-worker-0"
@@ -183,10 +194,23 @@ func TestStatus(t *testing.T) {
 	})
 	doc = status("broken", "-n", ns, "-o", "json")
 	require.Equal(t, 0, doc.code, doc.stderr)
-	var broken jobstatus.Job
-	require.NoError(t, json.Unmarshal([]byte(doc.stdout), &broken), doc.stdout)
-	assert.Equal(t, phase.ReasonJobFailed, broken.Reason)
-	assert.Contains(t, broken.Message, "Job broken-worker-1 failed: BackoffLimitExceeded")
+	broken := decodeDoc(t, doc.stdout)
+	assert.Equal(t, phase.ReasonJobFailed, nested(broken, "status", "reason"))
+	assert.Contains(t, nested(broken, "status", "message"), "Job broken-worker-1 failed: BackoffLimitExceeded")
+}
+
+// decodeDoc reads a document `trainfn status` wrote, in JSON or YAML.
+func decodeDoc(t *testing.T, data string) *unstructured.Unstructured {
+	t.Helper()
+	var obj map[string]any
+	require.NoError(t, yaml.Unmarshal([]byte(data), &obj), data)
+	return &unstructured.Unstructured{Object: obj}
+}
+
+// nested is a string field of a document, "" when it has none.
+func nested(obj *unstructured.Unstructured, fields ...string) string {
+	s, _, _ := unstructured.NestedString(obj.Object, fields...)
+	return s
 }
 
 // TestStatusErrors: what a user gets wrong is said on standard error, in a
@@ -208,8 +232,12 @@ func TestStatusErrors(t *testing.T) {
 			"trainfn: reading the kubeconfig"},
 		"a name across namespaces": {[]string{"--kubeconfig", kube.Kubeconfig, "-A", "mnist"}, 2,
 			"trainfn: a job is found by name in one namespace"},
-		"an unknown format": {[]string{"--kubeconfig", kube.Kubeconfig, "-o", "wide"}, 2,
-			`trainfn: unknown output format "wide"`},
+		"an unknown format": {[]string{"--kubeconfig", kube.Kubeconfig, "-o", "table"}, 2,
+			`trainfn: unknown output format "table"`},
+		"a bad selector": {[]string{"--kubeconfig", kube.Kubeconfig, "-l", "team in (a"}, 2,
+			`trainfn: -l "team in (a"`},
+		"an unknown context": {[]string{"--kubeconfig", kube.Kubeconfig, "--context", "nosuch"}, 1,
+			`trainfn: reading the kubeconfig`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := status(tc.args...)
@@ -226,7 +254,7 @@ func TestStatusErrors(t *testing.T) {
 	assert.Equal(t, statusRun{stderr: fmt.Sprintf("No trainfn jobs found in %s namespace.\n", ns)}, r)
 	r = status("--kubeconfig", kube.Kubeconfig, "-n", ns, "-o", "json")
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.JSONEq(t, `{"items": []}`, r.stdout)
+	assert.JSONEq(t, `{"apiVersion": "v1", "kind": "List", "metadata": {}, "items": []}`, r.stdout)
 }
 
 // buildTrainfn builds the binary under test into the test's folder.
