@@ -169,6 +169,11 @@ func TestStatus(t *testing.T) {
 	assert.Equal(t, string(phase.Pending), nested(&held, "status", "phase"))
 	assert.Equal(t, phase.ReasonSuspended, nested(&held, "status", "reason"))
 
+	// Shell completion offers the jobs' names, from the cluster.
+	completed := runStatus(t, trainfn, "__complete", "status", "--kubeconfig", kube.Kubeconfig, "-n", ns, "")
+	require.Equal(t, 0, completed.code, completed.stderr)
+	assert.Equal(t, []string{"broken", "held", "mnist", "rl", ":4"}, strings.Fields(completed.stdout))
+
 	// -o name writes what status and wait take back.
 	names := status("-n", ns, "-o", "name")
 	require.Equal(t, 0, names.code, names.stderr)
