@@ -40,6 +40,20 @@ type Job struct {
 	// JobsStatus, for a TrainJob, counts the Jobs of each replicated job
 	// by state, as Trainer's status.jobsStatus does.
 	JobsStatus []JobStatus `json:"jobsStatus,omitempty"`
+	// Conditions are the operators' (see conditionsOf), in the order
+	// they come about.
+	Conditions []Condition `json:"conditions,omitempty"`
+	// StartTime is when the job's first pod started; CompletionTime when
+	// the job ended. Each is left out while unknown.
+	StartTime      *metav1.Time `json:"startTime,omitempty"`
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// ReplicaStatuses count the job's pods by role.
+	ReplicaStatuses map[string]ReplicaStatus `json:"replicaStatuses,omitempty"`
+	// TrainerStatus is the progress the job's pods last reported.
+	TrainerStatus *TrainerStatus `json:"trainerStatus,omitempty"`
+	// lastFailure is why the job last failed, in a word, for the wide
+	// table's REASON; it is in the conditions and the pods already.
+	lastFailure string
 }
 
 // JobList is how several jobs are written as one JSON or YAML document.
@@ -175,20 +189,35 @@ func find(ctx context.Context, c Lister, namespace string, selector map[string]s
 		if len(objs.Jobs) == 0 && len(objs.StatefulSets) == 0 {
 			continue
 		}
-		recorded := phase.Recorded(*objs)
-		out = append(out, Job{
-			Namespace: k.namespace, Name: k.name,
-			Kind:       KindOf(*objs),
-			Created:    created(*objs),
-			Recorded:   recorded,
-			Summary:    phase.Of(recorded, *objs),
-			JobsStatus: jobsStatus(objs.Jobs),
-		})
+		out = append(out, jobOf(k.namespace, k.name, *objs))
 	}
 	slices.SortFunc(out, func(a, b Job) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name), cmp.Compare(a.Kind, b.Kind))
 	})
 	return out, nil
+}
+
+// jobOf tells a job's phase and status from its objects.
+func jobOf(namespace, name string, objs phase.Objects) Job {
+	recorded := phase.Recorded(objs)
+	j := Job{
+		Namespace: namespace, Name: name,
+		Kind:            KindOf(objs),
+		Created:         created(objs),
+		Recorded:        recorded,
+		Summary:         phase.Of(recorded, objs),
+		JobsStatus:      jobsStatus(objs.Jobs),
+		StartTime:       startTime(objs),
+		ReplicaStatuses: replicaStatuses(objs),
+		TrainerStatus:   trainerStatusOf(objs),
+	}
+	ending, ended := phase.EndOf(objs)
+	if ended && !ending.At.IsZero() {
+		j.CompletionTime = &ending.At
+	}
+	j.Conditions = conditionsOf(j, ending, ended, objs)
+	j.lastFailure = lastFailure(j.Conditions, objs)
+	return j
 }
 
 // created is when the job's first workload was created.

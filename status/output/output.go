@@ -120,15 +120,5 @@ func (p *Printer) Print(w io.Writer, jobs []status.Job, one bool) error {
 }
 
 func (p *Printer) printTable(w io.Writer, jobs []status.Job) error {
-	table := status.TableOf(jobs, p.Now())
-	// Each row carries its job's document, from which the printer takes
-	// the NAMESPACE column.
-	for i := range table.Rows {
-		obj, err := status.Object(jobs[i])
-		if err != nil {
-			return err
-		}
-		table.Rows[i].Object = runtime.RawExtension{Object: obj}
-	}
-	return p.printer.PrintObj(table, w)
+	return p.printer.PrintObj(status.TableOf(jobs, p.Now()), w)
 }

@@ -6,25 +6,55 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/trainfn/trainfn/render/handoff"
 )
 
+// Ending is how a job ended, by rule 2 of the package documentation, and
+// when: what a status's Succeeded or Failed condition says.
+type Ending struct {
+	Phase   Phase
+	Reason  string
+	Message string
+	// Condition is the Job condition that decided the end (rules 2b, 2c
+	// and, for the Job that completed last, 2e); nil when the
+	// reconciler's record or a container decided it. A Failed one
+	// carries the Job controller's reason, BackoffLimitExceeded say.
+	Condition *batchv1.JobCondition
+	// At is when the job ended, as the objects that decided it keep it;
+	// zero when none does.
+	At metav1.Time
+}
+
+// EndOf is how and when a job ended; ok is false while it has not. Of
+// decides the phase by the same rule.
+func EndOf(objs Objects) (e Ending, ok bool) {
+	ws := workloadsOf(objs)
+	if len(ws) == 0 {
+		return Ending{}, false
+	}
+	return end(ws)
+}
+
 // end decides whether and how the job ended, by rule 2 of the package
 // documentation; ok is false while it has not.
-func end(ws []*workload) (phase Phase, reason, message string, ok bool) {
+func end(ws []*workload) (e Ending, ok bool) {
 	if phase, message, ok := recordedEnd(ws); ok {
-		return phase, ReasonEnded, message, true
+		// The reconciler records the end it saw and not when: the
+		// latest end any object still shows is the nearest to it.
+		return Ending{Phase: phase, Reason: ReasonEnded, Message: message, At: lastEnd(ws)}, true
 	}
-	if phase, message, ok := endingJob(ws); ok {
-		return phase, map[Phase]string{Succeeded: ReasonEndingJobSucceeded, Failed: ReasonEndingJobFailed}[phase], message, true
+	if e, ok := endingJob(ws); ok {
+		return e, true
 	}
 	for _, w := range ws {
 		if w.job == nil {
 			continue
 		}
 		if o, c := JobOutcome(w.job); o == Failed {
-			return Failed, ReasonJobFailed, fmt.Sprintf("Job %s failed%s", w.name, because(c)), true
+			return Ending{Phase: Failed, Reason: ReasonJobFailed, Message: fmt.Sprintf("Job %s failed%s", w.name, because(c)),
+				Condition: c, At: jobEnd(w.job, o, c)}, true
 		}
 	}
 	for _, w := range ws {
@@ -38,19 +68,27 @@ func end(ws []*workload) (phase Phase, reason, message string, ok bool) {
 		}
 		for _, p := range w.owned {
 			if Finished(p, container, count) {
-				return Succeeded, ReasonWorkerExited, fmt.Sprintf("container %s of pod %s exited with status 0", container, p.Name), true
+				return Ending{Phase: Succeeded, Reason: ReasonWorkerExited,
+					Message: fmt.Sprintf("container %s of pod %s exited with status 0", container, p.Name),
+					At:      cleanExit(p, container).FinishedAt}, true
 			}
 		}
 	}
+	e = Ending{Phase: Succeeded, Reason: ReasonJobsCompleted, Message: "every Job completed"}
 	for _, w := range ws {
 		if w.job == nil {
-			return "", "", "", false
+			return Ending{}, false
 		}
-		if o, _ := JobOutcome(w.job); o != Succeeded {
-			return "", "", "", false
+		o, c := JobOutcome(w.job)
+		if o != Succeeded {
+			return Ending{}, false
+		}
+		// The job ended when its last Job did.
+		if at := jobEnd(w.job, o, c); e.At.IsZero() || e.At.Before(&at) {
+			e.At, e.Condition = at, c
 		}
 	}
-	return Succeeded, ReasonJobsCompleted, "every Job completed", true
+	return e, true
 }
 
 // recordedEnd is the end the reconciler recorded on a workload when it
@@ -68,7 +106,7 @@ func recordedEnd(ws []*workload) (phase Phase, message string, ok bool) {
 
 // endingJob is the outcome of the Job that a workload says ends the job
 // (a launcher or a master), once it has one: Failed if any such Job failed.
-func endingJob(ws []*workload) (phase Phase, message string, ok bool) {
+func endingJob(ws []*workload) (e Ending, ok bool) {
 	for _, w := range ws {
 		kind, name, named := handoff.ParseEndsWith(w.obj.GetAnnotations()[handoff.EndsWith])
 		if !named || kind != handoff.EndsWithJobKind {
@@ -80,13 +118,56 @@ func endingJob(ws []*workload) (phase Phase, message string, ok bool) {
 			}
 			switch o, c := JobOutcome(leader.job); o {
 			case Failed:
-				return Failed, fmt.Sprintf("Job %s, which ends the job, failed%s", name, because(c)), true
+				return Ending{Phase: Failed, Reason: ReasonEndingJobFailed,
+					Message:   fmt.Sprintf("Job %s, which ends the job, failed%s", name, because(c)),
+					Condition: c, At: jobEnd(leader.job, o, c)}, true
 			case Succeeded:
-				phase, message, ok = Succeeded, fmt.Sprintf("Job %s, which ends the job, completed", name), true
+				e, ok = Ending{Phase: Succeeded, Reason: ReasonEndingJobSucceeded,
+					Message:   fmt.Sprintf("Job %s, which ends the job, completed", name),
+					Condition: c, At: jobEnd(leader.job, o, c)}, true
 			}
 		}
 	}
-	return phase, message, ok
+	return e, ok
+}
+
+// jobEnd is when a Job ended as outcome says: its completionTime once the
+// Job controller sets it (on Complete only), else when the condition that
+// says so became true (Failed, or SuccessCriteriaMet before Complete).
+func jobEnd(j *batchv1.Job, outcome Phase, c *batchv1.JobCondition) metav1.Time {
+	if outcome == Succeeded && j.Status.CompletionTime != nil {
+		return *j.Status.CompletionTime
+	}
+	if c == nil {
+		return metav1.Time{}
+	}
+	return c.LastTransitionTime
+}
+
+// lastEnd is the latest end any of the job's objects shows: a Job's
+// outcome, or a container of a pod terminating.
+func lastEnd(ws []*workload) metav1.Time {
+	var last metav1.Time
+	note := func(t metav1.Time) {
+		if last.Before(&t) {
+			last = t
+		}
+	}
+	for _, w := range ws {
+		if w.job != nil {
+			if o, c := JobOutcome(w.job); o != "" {
+				note(jobEnd(w.job, o, c))
+			}
+		}
+		for _, p := range w.owned {
+			for _, s := range p.Status.ContainerStatuses {
+				if t := s.State.Terminated; t != nil {
+					note(t.FinishedAt)
+				}
+			}
+		}
+	}
+	return last
 }
 
 // JobOutcome reads a Job's terminal conditions, including those the Job

@@ -109,15 +109,21 @@ func Finished(p *corev1.Pod, container string, count int32) bool {
 // ExitedCleanly tells whether the pod's container has exited with status 0,
 // now or before its last restart.
 func ExitedCleanly(p *corev1.Pod, container string) bool {
+	return cleanExit(p, container) != nil
+}
+
+// cleanExit is the termination with status 0 of the pod's container, now
+// or before its last restart; nil when it has none.
+func cleanExit(p *corev1.Pod, container string) *corev1.ContainerStateTerminated {
 	for _, s := range p.Status.ContainerStatuses {
 		if s.Name != container {
 			continue
 		}
 		for _, t := range []*corev1.ContainerStateTerminated{s.State.Terminated, s.LastTerminationState.Terminated} {
 			if t != nil && t.ExitCode == 0 {
-				return true
+				return t
 			}
 		}
 	}
-	return false
+	return nil
 }

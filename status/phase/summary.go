@@ -91,11 +91,11 @@ func Of(prev Phase, objs Objects) Summary {
 	if len(ws) == 0 {
 		return Summary{Phase: Unknown, Reason: ReasonNoWorkloads, Message: "no Job or StatefulSet of the job exists", Workloads: []Workload{}}
 	}
-	if phase, reason, message, ok := end(ws); ok {
+	if e, ok := end(ws); ok {
 		for _, w := range ws {
 			w.expected = 0
 		}
-		return summarize(ws, phase, reason, message)
+		return summarize(ws, e.Phase, e.Reason, e.Message)
 	}
 	s := summarize(ws, "", "", "")
 	progress := fmt.Sprintf("%d of %d pods ready", s.Ready, s.Expected)
