@@ -56,8 +56,6 @@ week), or a job does not exist.`,
 			if timeout < 0 {
 				timeout = forever
 			}
-			ctx, cancel := context.WithTimeoutCause(cmd.Context(), timeout, errTimedOut)
-			defer cancel()
 			var metBy []status.Job
 			check := func(jobs []status.Job) (bool, error) {
 				ok, err := met(jobs, conds)
@@ -67,7 +65,7 @@ week), or a job does not exist.`,
 				return ok, err
 			}
 			if timeout == 0 {
-				jobs, err := src.find(args)(ctx, src.lister)
+				jobs, err := src.find(args)(cmd.Context(), src.lister)
 				if err == nil {
 					var done bool
 					if done, err = check(jobs); err == nil && !done {
@@ -76,6 +74,8 @@ week), or a job does not exist.`,
 				}
 				return fail(stderr, reportWait(stdout, err, args, conds, metBy))
 			}
+			ctx, cancel := context.WithTimeoutCause(cmd.Context(), timeout, errTimedOut)
+			defer cancel()
 			f, err := src.connect(ctx)
 			if err == nil {
 				err = f.Until(ctx, src.find(args), check)

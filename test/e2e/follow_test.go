@@ -101,7 +101,7 @@ func TestStatusFollowsAndWaits(t *testing.T) {
 
 	// -w printed each job as it changed, ending with its end.
 	awaitStatus(t, status, ns, map[string]string{
-		"ok": "PyTorchJob Succeeded 0/0 0", "bad": "PyTorchJob Failed 0/0 0",
+		"ok": "PyTorchJob Succeeded 0/0 0", "bad": "PyTorchJob Failed 0/0 1", // the failed pod counts as replaced
 	})
 	out := watch.stop(t)
 	phases := map[string][]string{}
