@@ -38,8 +38,9 @@ func (s *Server) NeedLeaderElection() bool { return false }
 
 // Start gets the TLS material, then serves until ctx ends.
 func (s *Server) Start(ctx context.Context) error {
-	if err := s.firstCertificate(ctx); err != nil {
-		return err
+	s.firstCertificate(ctx)
+	if ctx.Err() != nil {
+		return nil
 	}
 	go s.Keeper.Run(ctx, SecretCheckPeriod)
 	go s.sweep(ctx)
@@ -66,17 +67,17 @@ func (s *Server) Start(ctx context.Context) error {
 }
 
 // firstCertificate reads or makes the TLS material, trying again while
-// the API server cannot be reached.
-func (s *Server) firstCertificate(ctx context.Context) error {
+// the API server cannot be reached, until ctx ends.
+func (s *Server) firstCertificate(ctx context.Context) {
 	for {
 		err := s.Keeper.Ensure(ctx)
 		if err == nil {
-			return nil
+			return
 		}
 		s.Log.Error(err, "getting the progress server's TLS material; trying again")
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case <-time.After(5 * time.Second):
 		}
 	}
