@@ -76,6 +76,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, key observed.Key) (reconcile
 		r.Scaling.Renew(ctx, j),
 		gates.LiftDependencies(ctx, r.Writer, j),
 	}
+	errs = append(errs, r.ProgressCA.Fill(ctx, j))
 	ended, again, err := r.Cleanup.Stop(ctx, j)
 	errs = append(errs, err)
 	if e := j.Elastic(); e != nil && !ended {
@@ -84,6 +85,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, key observed.Key) (reconcile
 			errs = append(errs, r.Pinner.Lift(ctx, j, e.Set))
 		}
 	}
-	errs = append(errs, diphase.Record(ctx, r.Writer, j), r.ProgressCA.Fill(ctx, j))
+	errs = append(errs, diphase.Record(ctx, r.Writer, j))
 	return reconcile.Result{RequeueAfter: again}, errors.Join(errs...)
 }
