@@ -108,6 +108,10 @@ func TestTemplateRefusesBadCombinations(t *testing.T) {
 			"diServer.port and health.port are both 8081"},
 		{"DI server and probes on one port, metrics off", []string{"--set", "diJobs.enabled=true,diServer.port=8081,metrics.enabled=false"},
 			"diServer.port and health.port are both 8081"},
+		{"progress server and probes on one port", []string{"--set", "progress.port=8081"},
+			"progress.port and health.port are both 8081"},
+		{"progress server and DI server on one port", []string{"--set", "diJobs.enabled=true,progress.port=8082"},
+			"progress.port and diServer.port are both 8082"},
 		{"allocator with a period of zero", []string{"--skip-schema-validation", "--set", "diJobs.enabled=true,allocator.schedulingPeriod=0s"},
 			"allocator.schedulingPeriod is 0s with allocator.enabled"},
 		{"allocator with a period of zero, unitless", []string{"--skip-schema-validation", "--set", "diJobs.enabled=true", "--set-string", "allocator.schedulingPeriod=0"},
@@ -158,10 +162,15 @@ func TestDeployment(t *testing.T) {
 		"--metrics-bind-address=:8080",
 		"--health-probe-bind-address=:8081",
 		"--di-server-bind-address=0",
+		"--progress-address=:10443",
+		"--progress-tls-secret=" + release + "-progress-tls",
+		"--progress-tls-secret-namespace=" + releaseNamespace,
+		"--progress-dns-names=" + release + "," + release + "." + releaseNamespace + "," + release + "." + releaseNamespace + ".svc," +
+			release + "." + releaseNamespace + ".svc.cluster.local",
 		"--coalesce=100ms",
 		"--scheduling-period=0",
 		"--log-level=info",
-	}, container.Args, "DIJobs' DI server and allocator run only with diJobs.enabled")
+	}, container.Args, "DIJobs' DI server and allocator run only with diJobs.enabled; the progress server by default")
 	assert.Equal(t, []corev1.EnvVar{{
 		Name:      "POD_NAMESPACE",
 		ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}},
@@ -169,6 +178,7 @@ func TestDeployment(t *testing.T) {
 	assert.Equal(t, []corev1.ContainerPort{
 		{Name: "metrics", ContainerPort: 8080, Protocol: corev1.ProtocolTCP},
 		{Name: "health", ContainerPort: 8081, Protocol: corev1.ProtocolTCP},
+		{Name: "progress", ContainerPort: 10443, Protocol: corev1.ProtocolTCP},
 	}, container.Ports)
 	require.NotNil(t, container.LivenessProbe)
 	require.NotNil(t, container.ReadinessProbe)
@@ -185,7 +195,8 @@ func TestDeploymentValues(t *testing.T) {
 		"--set", "coalesce=1s,logLevel=debug,health.port=9091,metrics.port=9090",
 		"--set", "image.tag=v9.9.9,podLabels.team=ml,podLabels.app\\.kubernetes\\.io/name=other",
 		"--set", "leaderElection.enabled=false",
-		"--set", "diJobs.enabled=true,diServer.port=9092,allocator.schedulingPeriod=1m30s")
+		"--set", "diJobs.enabled=true,diServer.port=9092,allocator.schedulingPeriod=1m30s",
+		"--set", "progress.enabled=false")
 	deployment := ofKind[appsv1.Deployment](t, objs, "Deployment")[0]
 	container := deployment.Spec.Template.Spec.Containers[0]
 	assert.Equal(t, []string{
@@ -196,6 +207,7 @@ func TestDeploymentValues(t *testing.T) {
 		"--di-server-write-rate=10",
 		"--di-server-write-burst=50",
 		"--di-server-token-review=false",
+		"--progress-address=0",
 		"--coalesce=1s",
 		"--scheduling-period=1m30s",
 		"--log-level=debug",
@@ -223,14 +235,37 @@ func TestMetricsService(t *testing.T) {
 		assert.Empty(t, service.Annotations, "Service %s: prometheus annotations only when asked for, on the metrics Service", service.Name)
 	}
 
-	objs := render(t, "--set", "metrics.enabled=false,diJobs.enabled=true")
+	objs := render(t, "--set", "metrics.enabled=false,diJobs.enabled=true,progress.port=9443")
 	assert.Nil(t, serviceNamed(t, objs, release+"-metrics"))
 	container := reconcilerContainer(t, objs)
 	assert.Contains(t, container.Args, "--metrics-bind-address=0", "0 turns the metrics server off")
 	assert.Equal(t, []corev1.ContainerPort{
 		{Name: "health", ContainerPort: 8081, Protocol: corev1.ProtocolTCP},
 		{Name: "di-server", ContainerPort: 8082, Protocol: corev1.ProtocolTCP},
+		{Name: "progress", ContainerPort: 9443, Protocol: corev1.ProtocolTCP},
 	}, container.Ports)
+}
+
+// TestProgressService: the progress server's Service is the release's
+// full name, where trainfn points progress jobs by default
+// (trainfn-reconciler.trainfn-system.svc:10443), and its certificate is
+// for that Service's names; progress.enabled=false serves none, grants
+// none of its rights and names no Secret in the admission policy.
+func TestProgressService(t *testing.T) {
+	objs := render(t)
+	service := serviceNamed(t, objs, release)
+	require.NotNil(t, service, "no Service %s", release)
+	assert.Equal(t, corev1.ServiceTypeClusterIP, service.Spec.Type)
+	assert.Equal(t, []corev1.ServicePort{{Name: "progress", Port: 10443, TargetPort: intstr.FromString("progress"), Protocol: corev1.ProtocolTCP}}, service.Spec.Ports)
+	assert.Equal(t, ofKind[appsv1.Deployment](t, objs, "Deployment")[0].Spec.Selector.MatchLabels, service.Spec.Selector)
+
+	off := render(t, "--set", "progress.enabled=false")
+	assert.Nil(t, serviceNamed(t, off, release))
+	assert.Contains(t, reconcilerContainer(t, off).Args, "--progress-address=0")
+	policy, _ := reconcilerPolicy(t, off, release)
+	for _, v := range policy.Spec.Validations {
+		assert.NotContains(t, v.Expression, "progress-tls", "the TLS Secret is writable only with the progress server")
+	}
 }
 
 // dijobs turns DIJobs' DI server and allocator on.

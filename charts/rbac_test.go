@@ -54,6 +54,9 @@ func grantsOf(t *testing.T, objs []*unstructured.Unstructured) grants {
 	return g
 }
 
+// progressSecret is the progress server's TLS Secret, of the release.
+const progressSecret = release + "-progress-tls"
+
 // TestRBACIsWhatTheCodeNeeds holds what the chart grants to what the
 // reconciler's code declares it needs (the Rules of each of its packages,
 // put together by reconciler.GrantsOf), in every scope and with every
@@ -66,20 +69,23 @@ func TestRBACIsWhatTheCodeNeeds(t *testing.T) {
 		args     []string
 		features reconciler.Features
 	}{
-		{"defaults", nil, reconciler.Features{Lease: release}},
+		{"defaults", nil, reconciler.Features{Lease: release, ProgressSecret: progressSecret}},
 		{"DIJobs", []string{"--set", "diJobs.enabled=true"},
-			reconciler.Features{DIServer: true, Allocator: true, Lease: release}},
+			reconciler.Features{DIServer: true, Allocator: true, Lease: release, ProgressSecret: progressSecret}},
 		{"DIJobs, tokens reviewed", []string{"--set", "diJobs.enabled=true,diServer.tokenReview=true"},
-			reconciler.Features{DIServer: true, TokenReview: true, Allocator: true, Lease: release}},
+			reconciler.Features{DIServer: true, TokenReview: true, Allocator: true, Lease: release, ProgressSecret: progressSecret}},
 		{"DIJobs without the allocator", []string{"--set", "diJobs.enabled=true,allocator.enabled=false"},
-			reconciler.Features{DIServer: true, Lease: release}},
+			reconciler.Features{DIServer: true, Lease: release, ProgressSecret: progressSecret}},
 		{"DIJobs without the DI server", []string{"--set", "diJobs.enabled=true,diServer.enabled=false"},
-			reconciler.Features{Allocator: true, Lease: release}},
+			reconciler.Features{Allocator: true, Lease: release, ProgressSecret: progressSecret}},
 		{"DIJobs, every namespace's pods counted", []string{"--set", "diJobs.enabled=true,allocator.countEveryNamespace=true"},
-			reconciler.Features{DIServer: true, Allocator: true, EveryNamespace: true, Lease: release}},
+			reconciler.Features{DIServer: true, Allocator: true, EveryNamespace: true, Lease: release, ProgressSecret: progressSecret}},
 		{"the DI server and allocator asked for without DIJobs", []string{"--set", "diServer.enabled=true,allocator.enabled=true"},
-			reconciler.Features{Lease: release}},
-		{"without leader election", []string{"--set", "leaderElection.enabled=false"}, reconciler.Features{}},
+			reconciler.Features{Lease: release, ProgressSecret: progressSecret}},
+		{"without leader election", []string{"--set", "leaderElection.enabled=false"}, reconciler.Features{ProgressSecret: progressSecret}},
+		{"without the progress server", []string{"--set", "progress.enabled=false"}, reconciler.Features{Lease: release}},
+		{"DIJobs, tokens reviewed, without the progress server", []string{"--set", "diJobs.enabled=true,diServer.tokenReview=true,progress.enabled=false"},
+			reconciler.Features{DIServer: true, TokenReview: true, Allocator: true, Lease: release}},
 	} {
 		for _, watched := range [][]string{nil, {"a", "b"}} {
 			name := c.name + ", every namespace"
@@ -143,7 +149,12 @@ func TestLeastPrivilege(t *testing.T) {
 				}
 				switch rule.Resources[0] {
 				case "secrets":
-					assert.Equal(t, []string{"create"}, rule.Verbs, "secrets: create only, never read")
+					if len(rule.ResourceNames) == 0 {
+						assert.Equal(t, []string{"create"}, rule.Verbs, "secrets: create only, never read")
+					} else {
+						assert.Equal(t, []string{progressSecret}, rule.ResourceNames, "secrets: read only the progress server's own")
+						assert.Equal(t, []string{"get", "update"}, rule.Verbs)
+					}
 				case "nodes", "configmaps":
 					assert.NotSubset(t, rule.Verbs, []string{"create"}, "%+v", rule)
 					assert.NotContains(t, rule.Verbs, "update", "%+v", rule)

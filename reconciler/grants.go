@@ -14,6 +14,7 @@ import (
 	"github.com/trainfn/trainfn/reconciler/diserver"
 	"github.com/trainfn/trainfn/reconciler/gates"
 	"github.com/trainfn/trainfn/reconciler/observed"
+	"github.com/trainfn/trainfn/reconciler/progress"
 	"github.com/trainfn/trainfn/reconciler/scaling"
 	"github.com/trainfn/trainfn/reconciler/sshsecret"
 )
@@ -30,6 +31,9 @@ type Features struct {
 	EveryNamespace bool
 	// Lease is the leader election Lease's name; "" runs no election.
 	Lease string
+	// ProgressSecret is the progress server's TLS Secret; "" runs no
+	// progress server.
+	ProgressSecret string
 }
 
 // Grants are the rights the reconciler needs, by where they are granted,
@@ -70,6 +74,11 @@ func GrantsOf(f Features) Grants {
 		if f.EveryNamespace {
 			cluster = append(cluster, allocation.EveryNamespaceRules...)
 		}
+	}
+	if f.ProgressSecret != "" {
+		watched = append(watched, progress.Rules...)
+		cluster = append(cluster, progress.ClusterRules...)
+		release = append(release, progress.SecretRules(f.ProgressSecret)...)
 	}
 	if f.Lease != "" {
 		// Creation cannot be limited by name: the Lease does not exist yet.

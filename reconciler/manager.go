@@ -67,6 +67,8 @@ type Options struct {
 	DIServerAddress string
 	// DIServer is who may call the DI server API and how often.
 	DIServer diserver.Policy
+	// Progress serves progress reports.
+	Progress ProgressOptions
 }
 
 // Run runs the reconciler until ctx ends.
@@ -126,6 +128,9 @@ func NewManager(config *rest.Config, opts Options) (ctrl.Manager, error) {
 		return nil, err
 	}
 	r := newReconciler(mgr, writer, events, m, alloc)
+	if r.ProgressCA, err = addProgress(mgr, opts, m.Writes); err != nil {
+		return nil, err
+	}
 	workers := opts.Workers
 	if workers < 1 {
 		workers = 1

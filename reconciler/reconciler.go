@@ -20,7 +20,9 @@
 //   - diphase: a DIJob's phase, on its first workload;
 //   - allocation: the allocator of preemptible DIJobs (policy in package
 //     allocator), on the leader;
-//   - diserver: DI-orchestrator's DI server API, on every replica.
+//   - diserver: DI-orchestrator's DI server API, on every replica;
+//   - progress: Kubeflow Trainer's progress API, on every replica, and
+//     the CA its callers trust, in each progress job's ConfigMap.
 package reconciler
 
 import (
@@ -36,6 +38,7 @@ import (
 	"github.com/trainfn/trainfn/reconciler/discovery"
 	"github.com/trainfn/trainfn/reconciler/gates"
 	"github.com/trainfn/trainfn/reconciler/observed"
+	"github.com/trainfn/trainfn/reconciler/progress"
 	"github.com/trainfn/trainfn/reconciler/scaling"
 	"github.com/trainfn/trainfn/reconciler/sshsecret"
 	"github.com/trainfn/trainfn/reconciler/write"
@@ -55,6 +58,9 @@ type Reconciler struct {
 	Discovery  *discovery.Updater
 	Cleanup    *cleanup.Cleaner
 	Pinner     *gates.Pinner
+	// ProgressCA fills a progress job's CA ConfigMap; nil without the
+	// progress server.
+	ProgressCA *progress.CAFiller
 }
 
 // Reconcile brings one job's run-time facts up to date, concern by
@@ -70,6 +76,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, key observed.Key) (reconcile
 		r.Scaling.Renew(ctx, j),
 		gates.LiftDependencies(ctx, r.Writer, j),
 	}
+	errs = append(errs, r.ProgressCA.Fill(ctx, j))
 	ended, again, err := r.Cleanup.Stop(ctx, j)
 	errs = append(errs, err)
 	if e := j.Elastic(); e != nil && !ended {

@@ -36,7 +36,7 @@ func TestVersion(t *testing.T) {
 func TestHelp(t *testing.T) {
 	r := runReconciler("--leader-elect=false", "--help")
 	assert.Equal(t, 0, r.code, r.stderr)
-	for _, flag := range []string{"--kubeconfig", "--namespaces", "--leader-elect", "--metrics-bind-address", "--health-probe-bind-address", "--di-server-bind-address", "--di-server-write-rate", "--di-server-write-burst", "--di-server-token-review", "--coalesce", "--scheduling-period", "--log-level"} {
+	for _, flag := range []string{"--kubeconfig", "--namespaces", "--leader-elect", "--metrics-bind-address", "--health-probe-bind-address", "--di-server-bind-address", "--di-server-write-rate", "--di-server-write-burst", "--di-server-token-review", "--progress-address", "--progress-tls-secret", "--progress-tls-secret-namespace", "--progress-dns-names", "--coalesce", "--scheduling-period", "--log-level"} {
 		assert.Contains(t, r.stdout, flag)
 	}
 }

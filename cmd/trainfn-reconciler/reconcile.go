@@ -71,6 +71,10 @@ field the rendered output sets.`,
 				fmt.Fprintln(stderr, "trainfn-reconciler:", err)
 				return cli.ExitError(1)
 			}
+			if err := completeProgress(&opts.Progress); err != nil {
+				fmt.Fprintln(stderr, "trainfn-reconciler:", err)
+				return cli.ExitError(2)
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			if err := reconciler.Run(ctx, config, opts); err != nil {
@@ -97,6 +101,7 @@ field the rendered output sets.`,
 	f.IntVar(&opts.DIServer.WriteBurst, "di-server-write-burst", opts.DIServer.WriteBurst, "writes the DI server API admits at once above --di-server-write-rate")
 	f.BoolVar(&opts.DIServer.TokenReview, "di-server-token-review", false,
 		"also serve DI server callers presenting a bearer token for audience "+diserver.Audience+", authenticated by a TokenReview and authorized by a SubjectAccessReview (needs the right to create both); without it, only a job's own pods may call about it")
+	progressFlags(f, &opts.Progress)
 	f.StringVar(&level, "log-level", "info", "info or debug; logs are JSON on stderr")
 	cmd.SetVersionTemplate("trainfn-reconciler {{.Version}}\n")
 	cmd.SetOut(stdout)

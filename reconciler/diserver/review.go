@@ -13,6 +13,8 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainfn/trainfn/reconciler/internal/expiring"
 )
 
 // Audience is the audience a bearer token must be issued for: a token for
@@ -42,16 +44,16 @@ const maxCachedReviews = 4096
 type reviewer struct {
 	client client.Client
 	bucket *bucket
-	users  *expiring[[sha256.Size]byte, *authenticationv1.UserInfo]
-	rights *expiring[[sha256.Size]byte, bool]
+	users  *expiring.Cache[[sha256.Size]byte, *authenticationv1.UserInfo]
+	rights *expiring.Cache[[sha256.Size]byte, bool]
 }
 
 func newReviewer(c client.Client, p Policy, now func() time.Time) *reviewer {
 	return &reviewer{
 		client: c,
 		bucket: newBucket(p.WriteRate, p.WriteBurst, "reviews of new bearer tokens and rights"),
-		users:  newExpiring[[sha256.Size]byte, *authenticationv1.UserInfo](ReviewCacheTTL, maxCachedReviews, now),
-		rights: newExpiring[[sha256.Size]byte, bool](ReviewCacheTTL, maxCachedReviews, now),
+		users:  expiring.New[[sha256.Size]byte, *authenticationv1.UserInfo](ReviewCacheTTL, maxCachedReviews, now),
+		rights: expiring.New[[sha256.Size]byte, bool](ReviewCacheTTL, maxCachedReviews, now),
 	}
 }
 
@@ -77,7 +79,7 @@ func bearerToken(r *http.Request) (string, bool, *requestError) {
 // Audience.
 func (v *reviewer) authenticate(ctx context.Context, token string) (*authenticationv1.UserInfo, error) {
 	key := sha256.Sum256([]byte(token))
-	user, cached := v.users.get(key)
+	user, cached := v.users.Get(key)
 	if !cached {
 		if over := v.bucket.take(); over != nil {
 			return nil, over
@@ -93,7 +95,7 @@ func (v *reviewer) authenticate(ctx context.Context, token string) (*authenticat
 		} else {
 			logr.FromContextOrDiscard(ctx).V(1).Info("bearer token refused", "review", review.Status.Error)
 		}
-		v.users.put(key, user)
+		v.users.Put(key, user)
 	}
 	if user == nil {
 		return nil, fail(http.StatusUnauthorized, "bearer token: not valid, expired, or not issued for audience %s", Audience)
@@ -118,7 +120,7 @@ func (v *reviewer) authorize(ctx context.Context, user *authenticationv1.UserInf
 		return err
 	}
 	key := sha256.Sum256(raw)
-	allowed, cached := v.rights.get(key)
+	allowed, cached := v.rights.Get(key)
 	if !cached {
 		if over := v.bucket.take(); over != nil {
 			return over
@@ -128,7 +130,7 @@ func (v *reviewer) authorize(ctx context.Context, user *authenticationv1.UserInf
 			return fromAPIServer(err, "reviewing the caller's rights")
 		}
 		allowed = review.Status.Allowed && !review.Status.Denied
-		v.rights.put(key, allowed)
+		v.rights.Put(key, allowed)
 	}
 	if !allowed {
 		return fail(http.StatusForbidden, "user %q may not %s", user.Username, describe(attrs))

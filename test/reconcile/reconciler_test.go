@@ -26,6 +26,7 @@ type replica struct {
 	stderr          *testtool.Buffer
 	metrics, probes string // loopback addresses
 	diServer        string
+	progress        string
 	exited          chan struct{}
 	err             error // set once exited is closed
 }
@@ -71,12 +72,13 @@ func startReconcilerAs(t *testing.T, in *cluster.ReconcilerInstall, ns string, f
 // launchReconciler starts a reconciler on free loopback ports.
 func launchReconciler(t *testing.T, in *cluster.ReconcilerInstall, ns string, flags ...string) *replica {
 	t.Helper()
-	ports := freePorts(t, 3)
+	ports := freePorts(t, 4)
 	r := &replica{
 		stderr:   &testtool.Buffer{},
 		metrics:  "127.0.0.1:" + ports[0],
 		probes:   "127.0.0.1:" + ports[1],
 		diServer: "127.0.0.1:" + ports[2],
+		progress: "127.0.0.1:" + ports[3],
 		exited:   make(chan struct{}),
 	}
 	args := append([]string{
@@ -88,7 +90,8 @@ func launchReconciler(t *testing.T, in *cluster.ReconcilerInstall, ns string, fl
 		"--health-probe-bind-address", r.probes,
 		"--di-server-bind-address", r.diServer,
 		"--coalesce", "50ms",
-	}, flags...)
+	}, progressFlags(in, r.progress)...)
+	args = append(args, flags...)
 	r.cmd = exec.Command(trainfnReconciler, args...)
 	r.cmd.Stderr = r.stderr
 	// No reconciler outlives the test binary, however that ends.
@@ -110,6 +113,20 @@ func launchReconciler(t *testing.T, in *cluster.ReconcilerInstall, ns string, fl
 		}
 	})
 	return r
+}
+
+// progressFlags serve the progress API on address, with the chart's TLS
+// Secret and names, or not at all when the chart turns it off.
+func progressFlags(in *cluster.ReconcilerInstall, address string) []string {
+	if in.Arg("progress-address") == "0" {
+		return []string{"--progress-address=0"}
+	}
+	return []string{
+		"--progress-address", address,
+		"--progress-tls-secret", in.Arg("progress-tls-secret"),
+		"--progress-tls-secret-namespace", in.Arg("progress-tls-secret-namespace"),
+		"--progress-dns-names", in.Arg("progress-dns-names"),
+	}
 }
 
 // stop ends the reconciler as Kubernetes ends a pod: SIGTERM, then SIGKILL

@@ -108,6 +108,14 @@ Combinations of values the schema cannot refuse, refused with the reason.
 {{- fail (printf "diServer.port and health.port are both %d: the reconciler serves the DI server API and health probes on separate ports" (int .Values.health.port)) }}
 {{- end }}
 {{- end }}
+{{- if eq (include "trainfn-reconciler.progressOn" .) "true" }}
+{{- $taken := dict (toString (int .Values.health.port)) "health.port" }}
+{{- if .Values.metrics.enabled }}{{ $_ := set $taken (toString (int .Values.metrics.port)) "metrics.port" }}{{ end }}
+{{- if eq (include "trainfn-reconciler.diServerOn" .) "true" }}{{ $_ := set $taken (toString (int .Values.diServer.port)) "diServer.port" }}{{ end }}
+{{- with get $taken (toString (int .Values.progress.port)) }}
+{{- fail (printf "progress.port and %s are both %d: the reconciler serves each on a port of its own" . (int $.Values.progress.port)) }}
+{{- end }}
+{{- end }}
 {{- if and (eq (include "trainfn-reconciler.allocatorOn" .) "true") (regexMatch "^(0|([0.]+(ns|us|µs|ms|s|m|h))+)$" (toString .Values.allocator.schedulingPeriod)) }}
 {{- fail (printf "allocator.schedulingPeriod is %s with allocator.enabled: a period of zero runs no allocator, though the chart would let it read every Node. Set allocator.enabled=false to run none, or a period above zero" (toString .Values.allocator.schedulingPeriod)) }}
 {{- end }}
@@ -123,6 +131,42 @@ diJobs.enabled only, each unless turned off; "true" or "".
 
 {{- define "trainfn-reconciler.tokenReviewOn" -}}
 {{- if and (eq (include "trainfn-reconciler.diServerOn" .) "true") .Values.diServer.tokenReview }}true{{ end }}
+{{- end }}
+
+{{- define "trainfn-reconciler.progressOn" -}}
+{{- if .Values.progress.enabled }}true{{ end }}
+{{- end }}
+
+{{/*
+Whether the reconciler creates TokenReviews: the progress server always,
+the DI server with tokenReview; "true" or "".
+*/}}
+{{- define "trainfn-reconciler.reviewsOn" -}}
+{{- if or (eq (include "trainfn-reconciler.progressOn" .) "true") (eq (include "trainfn-reconciler.tokenReviewOn" .) "true") }}true{{ end }}
+{{- end }}
+
+{{/*
+The progress server's Service is the release's full name, so that the
+release trainfn-reconciler in trainfn-system is
+trainfn-reconciler.trainfn-system.svc, the host trainfn renders into
+progress jobs; its TLS Secret is named after it.
+*/}}
+{{- define "trainfn-reconciler.progressServiceName" -}}
+{{- include "trainfn-reconciler.fullname" . }}
+{{- end }}
+
+{{- define "trainfn-reconciler.progressSecretName" -}}
+{{- printf "%s-progress-tls" (include "trainfn-reconciler.fullname" . | trunc 49 | trimSuffix "-") }}
+{{- end }}
+
+{{/*
+The names the progress server's certificate is for: its Service's, as
+pods of every namespace may spell it.
+*/}}
+{{- define "trainfn-reconciler.progressDNSNames" -}}
+{{- $s := include "trainfn-reconciler.progressServiceName" . }}
+{{- $ns := .Release.Namespace }}
+{{- join "," (list $s (printf "%s.%s" $s $ns) (printf "%s.%s.svc" $s $ns) (printf "%s.%s.svc.cluster.local" $s $ns)) }}
 {{- end }}
 
 {{- define "trainfn-reconciler.allocatorOn" -}}
@@ -144,13 +188,15 @@ objects and the fields the reconciler owns, which RBAC cannot select.
 - apiGroups: [""]
   resources: [pods]
   verbs: [list, watch, patch, delete]
-# The discover_hosts.sh key of an elastic MPIJob's <job>-config (discovery).
+# The discover_hosts.sh key of an elastic MPIJob's <job>-config (discovery),
+# the ca.crt key of a progress job's <job>-progress-ca (progress).
 - apiGroups: [""]
   resources: [configmaps]
   verbs: [list, watch, patch]
 # patch: the worker count and the run's marks (scaling), replicas 0 at the
 # end (cleanup), a DIJob's phase (diphase), its profilings and worker count
-# (the DI server), the allocator's count and nodes; get, with DIJobs: the
+# (the DI server), the allocator's count and nodes, a job's last progress
+# report (progress); get, with DIJobs: the
 # allocation recorded, read live before a gated pod is pinned (gates), a
 # StatefulSet read again after a write lost a race (the DI server).
 - apiGroups: [apps]
@@ -158,7 +204,8 @@ objects and the fields the reconciler owns, which RBAC cannot select.
   verbs: [list, watch, patch{{ if or (eq (include "trainfn-reconciler.diServerOn" .) "true") (eq (include "trainfn-reconciler.allocatorOn" .) "true") }}, get{{ end }}]
 # patch: suspend or resize the workers' Job at the end and mark it ended
 # (cleanup), an elastic Job's parallelism under Kueue (scaling), a DIJob's
-# phase (diphase) and profilings (the DI server); get: a Job read again
+# phase (diphase) and profilings (the DI server), a job's last progress
+# report (progress); get: a Job read again
 # after the DI server's write of its profilings lost a race.
 - apiGroups: [batch]
   resources: [jobs]
@@ -200,6 +247,14 @@ defaults, says how it runs.
 - --di-server-token-review={{ .Values.diServer.tokenReview }}
 {{- else }}
 - --di-server-bind-address=0
+{{- end }}
+{{- if eq (include "trainfn-reconciler.progressOn" .) "true" }}
+- --progress-address=:{{ int .Values.progress.port }}
+- --progress-tls-secret={{ include "trainfn-reconciler.progressSecretName" . }}
+- --progress-tls-secret-namespace={{ .Release.Namespace }}
+- --progress-dns-names={{ include "trainfn-reconciler.progressDNSNames" . }}
+{{- else }}
+- --progress-address=0
 {{- end }}
 - --coalesce={{ .Values.coalesce }}
 {{- if eq (include "trainfn-reconciler.allocatorOn" .) "true" }}

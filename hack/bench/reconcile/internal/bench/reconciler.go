@@ -51,6 +51,8 @@ func (b *run) startReconciler(ctx context.Context, name string) (*reconciler, er
 		// The DI server as deployed, on a port of its own: two
 		// reconcilers of a run never share one.
 		"--di-server-bind-address", "127.0.0.1:0",
+		// No progress reports in the bench: they would need a TLS Secret.
+		"--progress-address", "0",
 		"--coalesce", b.cfg.Coalesce.String(),
 	}
 	cmd := exec.Command(b.reconciler, append(args, "--kubeconfig", b.kube.Kubeconfig)...)

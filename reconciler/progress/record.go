@@ -1,0 +1,171 @@
+package progress
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/trainfn/trainfn/reconciler/observed"
+	"github.com/trainfn/trainfn/reconciler/write"
+	"github.com/trainfn/trainfn/render/handoff"
+)
+
+// TrainerStatusAnnotation, on a job's first workload, is the JSON of the
+// last report's trainerStatus, Kubeflow Trainer's shape.
+const TrainerStatusAnnotation = "trainfn.dev/trainer-status"
+
+// WriteInterval is how often a job's report is written at most: reports
+// that come faster are gathered, and the last one is written.
+const WriteInterval = 5 * time.Second
+
+// recorder writes each job's last report on its first workload, at most
+// once an interval per job: a job's reports cost the API server a bounded
+// number of writes however many ranks report, and however often.
+type recorder struct {
+	cache    client.Reader
+	writer   write.Writer
+	interval time.Duration
+	log      logr.Logger
+	now      func() time.Time
+
+	mu   sync.Mutex
+	ctx  context.Context
+	jobs map[observed.Key]*pending
+}
+
+// pending is a job's report to write, and when it last wrote one.
+type pending struct {
+	status    *TrainerStatus
+	scheduled bool
+	lastWrite time.Time
+}
+
+// maxRecordedJobs bounds the jobs remembered between writes.
+const maxRecordedJobs = 4096
+
+func newRecorder(cache client.Reader, writer write.Writer, interval time.Duration, log logr.Logger, now func() time.Time) *recorder {
+	return &recorder{cache: cache, writer: writer, interval: interval, log: log, now: now, jobs: map[observed.Key]*pending{}}
+}
+
+// start lets the recorder write, until ctx ends.
+func (r *recorder) start(ctx context.Context) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ctx = ctx
+}
+
+// record keeps a job's report to write: now, if the job's last write was
+// an interval ago, else at the end of the interval.
+func (r *recorder) record(key observed.Key, s *TrainerStatus) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.now()
+	p, ok := r.jobs[key]
+	if !ok {
+		if len(r.jobs) >= maxRecordedJobs {
+			r.forgetIdle(now)
+		}
+		p = &pending{}
+		r.jobs[key] = p
+	}
+	p.status = s
+	if p.scheduled {
+		return
+	}
+	p.scheduled = true
+	time.AfterFunc(max(p.lastWrite.Add(r.interval).Sub(now), 0), func() { r.flush(key) })
+}
+
+// forgetIdle forgets the jobs with nothing to write whose last write is
+// an interval old: their next report is written at once anyway.
+func (r *recorder) forgetIdle(now time.Time) {
+	for k, p := range r.jobs {
+		if !p.scheduled && now.Sub(p.lastWrite) >= r.interval {
+			delete(r.jobs, k)
+		}
+	}
+}
+
+func (r *recorder) flush(key observed.Key) {
+	r.mu.Lock()
+	p, ctx := r.jobs[key], r.ctx
+	s := p.status
+	p.scheduled, p.status, p.lastWrite = false, nil, r.now()
+	r.mu.Unlock()
+	if ctx == nil || ctx.Err() != nil || s == nil {
+		return
+	}
+	if err := r.write(ctx, key, s); err != nil {
+		r.log.Error(err, "recording a job's progress", "namespace", key.Namespace, "kind", key.Kind, "job", key.Name)
+	}
+}
+
+// write merge-patches the annotation on the job's first workload, unless
+// it holds this report already or a later one (another replica's).
+func (r *recorder) write(ctx context.Context, key observed.Key, s *TrainerStatus) error {
+	first, err := firstWorkload(ctx, r.cache, key)
+	if err != nil || first == nil {
+		return err
+	}
+	value, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	old := first.GetAnnotations()[TrainerStatusAnnotation]
+	if old == string(value) || newer(old, s.LastUpdatedTime) {
+		return nil
+	}
+	err = r.writer.MergePatch(ctx, first, map[string]any{"metadata": map[string]any{"annotations": map[string]string{TrainerStatusAnnotation: string(value)}}})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// newer tells whether a recorded report is later than t.
+func newer(recorded string, t metav1.Time) bool {
+	var old TrainerStatus
+	return json.Unmarshal([]byte(recorded), &old) == nil && old.LastUpdatedTime.After(t.Time)
+}
+
+// firstWorkload is the workload of first rank 0, else the first by name,
+// of the job's Jobs and StatefulSets: where the reconciler records a job's
+// phase and status (see phase.Recorded). nil when the job has none.
+func firstWorkload(ctx context.Context, c client.Reader, key observed.Key) (client.Object, error) {
+	selector, err := key.Selector()
+	if err != nil {
+		return nil, err
+	}
+	in := []client.ListOption{client.InNamespace(key.Namespace), client.MatchingLabelsSelector{Selector: selector}}
+	var jobs batchv1.JobList
+	var sets appsv1.StatefulSetList
+	for _, list := range []client.ObjectList{&jobs, &sets} {
+		if err := c.List(ctx, list, in...); err != nil {
+			return nil, err
+		}
+	}
+	rank0 := func(w client.Object) bool { return w.GetAnnotations()[handoff.FirstRank] == "0" }
+	// Jobs come first, so that of a Job and a StatefulSet of one name the
+	// Job is first, as phase.Recorded orders them.
+	var first client.Object
+	consider := func(w client.Object) {
+		if first == nil || rank0(w) && !rank0(first) || rank0(w) == rank0(first) && w.GetName() < first.GetName() {
+			first = w
+		}
+	}
+	for i := range jobs.Items {
+		consider(&jobs.Items[i])
+	}
+	for i := range sets.Items {
+		consider(&sets.Items[i])
+	}
+	return first, nil
+}

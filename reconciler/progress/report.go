@@ -1,0 +1,111 @@
+package progress
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"unicode/utf8"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// MaxBody is the largest request body read, Kubeflow Trainer's status
+// server's: 256 metrics of 64-character names and values fit in it.
+const MaxBody = 64 << 10
+
+// Request is the body a pod posts, Kubeflow Trainer's
+// UpdateTrainJobStatusRequest.
+type Request struct {
+	// TrainerStatus is the report; none (or null) changes nothing.
+	TrainerStatus *TrainerStatus `json:"trainerStatus,omitempty"`
+}
+
+// TrainerStatus is Kubeflow Trainer's TrainJob status.trainerStatus: how
+// far the training is, as its trainer says. Recorded as is, as JSON, in
+// the job's first workload's trainfn.dev/trainer-status annotation.
+type TrainerStatus struct {
+	ProgressPercentage        *int32      `json:"progressPercentage,omitempty"`
+	EstimatedRemainingSeconds *int32      `json:"estimatedRemainingSeconds,omitempty"`
+	Metrics                   []Metric    `json:"metrics,omitempty"`
+	LastUpdatedTime           metav1.Time `json:"lastUpdatedTime"`
+}
+
+// Metric is one of the trainer's metrics, its value as a string.
+type Metric struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Trainer's bounds (its API's kubebuilder markers); lengths count
+// characters, as the API server's OpenAPI validation does.
+const (
+	maxMetrics      = 256
+	maxMetricLength = 64
+)
+
+// decode reads a request body of at most MaxBody bytes. Fields it does not
+// know are ignored, as Trainer's server ignores them, so that a client of
+// a later Trainer is not refused for what it adds.
+func decode(body io.Reader) (*Request, *refusal) {
+	raw, err := io.ReadAll(io.LimitReader(body, MaxBody+1))
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge) || err == nil && len(raw) > MaxBody:
+		return nil, refuse(http.StatusRequestEntityTooLarge, metav1.StatusReasonRequestEntityTooLarge,
+			fmt.Sprintf("body: larger than %d bytes", MaxBody))
+	case err != nil:
+		return nil, refuse(http.StatusBadRequest, metav1.StatusReasonBadRequest, "body: reading: "+err.Error())
+	}
+	var r Request
+	if err := json.NewDecoder(bytes.NewReader(raw)).Decode(&r); err != nil {
+		return nil, invalid(field.ErrorList{decodingError(err)})
+	}
+	return &r, nil
+}
+
+// decodingError names the field a decoding error is about.
+func decodingError(err error) *field.Error {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) && typeErr.Field != "" {
+		return field.Invalid(field.NewPath(typeErr.Field), typeErr.Value, "want "+typeErr.Type.String())
+	}
+	return field.Invalid(field.NewPath("body"), "", "not a JSON object "+`{"trainerStatus": {...}}`+": "+err.Error())
+}
+
+// validate checks a report as Trainer's API does.
+func (s *TrainerStatus) validate() field.ErrorList {
+	var errs field.ErrorList
+	path := field.NewPath("trainerStatus")
+	if p := s.ProgressPercentage; p != nil && (*p < 0 || *p > 100) {
+		errs = append(errs, field.Invalid(path.Child("progressPercentage"), *p, "must be between 0 and 100"))
+	}
+	if e := s.EstimatedRemainingSeconds; e != nil && *e < 0 {
+		errs = append(errs, field.Invalid(path.Child("estimatedRemainingSeconds"), *e, "must be at least 0"))
+	}
+	if len(s.Metrics) > maxMetrics {
+		errs = append(errs, field.TooMany(path.Child("metrics"), len(s.Metrics), maxMetrics))
+	}
+	for i, m := range s.Metrics {
+		at := path.Child("metrics").Index(i)
+		errs = append(errs, checkLength(at.Child("name"), m.Name)...)
+		errs = append(errs, checkLength(at.Child("value"), m.Value)...)
+	}
+	if s.LastUpdatedTime.IsZero() {
+		errs = append(errs, field.Required(path.Child("lastUpdatedTime"), "when trainerStatus is given"))
+	}
+	return errs
+}
+
+func checkLength(path *field.Path, v string) field.ErrorList {
+	switch {
+	case v == "":
+		return field.ErrorList{field.Required(path, "")}
+	case utf8.RuneCountInString(v) > maxMetricLength:
+		return field.ErrorList{field.TooLong(path, "", maxMetricLength)}
+	}
+	return nil
+}
