@@ -2,7 +2,6 @@ package charts
 
 import (
 	"regexp"
-	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,7 +9,6 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/trainfn/trainfn/reconciler/progress"
 	"github.com/trainfn/trainfn/render/handoff"
 )
 
@@ -78,7 +76,7 @@ func TestReconcilerPolicyOwnsTheReconcilersAnnotations(t *testing.T) {
 	}
 	// The progress server's annotation joins handoff's list where the
 	// status reader declares it; until then, package progress holds it.
-	assert.ElementsMatch(t, append(slices.Clone(handoff.ReconcilerAnnotations), progress.TrainerStatusAnnotation), owned)
+	assert.ElementsMatch(t, handoff.ReconcilerAnnotations, owned)
 	assert.Contains(t, policy.Spec.Validations[len(policy.Spec.Validations)-1].Expression, "'"+release+"'",
 		"the Lease the reconciler may write is the release's")
 }

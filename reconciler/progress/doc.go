@@ -7,7 +7,7 @@
 // KUBEFLOW_TRAINER_SERVER_TOKEN.
 //
 // No job object exists in the cluster to carry the report: the last one is
-// the annotation TrainerStatusAnnotation of the job's first workload
+// the annotation handoff.TrainerStatus of the job's first workload
 // (written at most once per WriteInterval per job) and Prometheus gauges.
 //
 // A caller must present a service account token for Audience bound to a

@@ -18,10 +18,6 @@ import (
 	"github.com/trainfn/trainfn/render/handoff"
 )
 
-// TrainerStatusAnnotation, on a job's first workload, is the JSON of the
-// last report's trainerStatus, Kubeflow Trainer's shape.
-const TrainerStatusAnnotation = "trainfn.dev/trainer-status"
-
 // WriteInterval is how often a job's report is written at most: reports
 // that come faster are gathered, and the last one is written.
 const WriteInterval = 5 * time.Second
@@ -119,11 +115,11 @@ func (r *recorder) write(ctx context.Context, key observed.Key, s *TrainerStatus
 	if err != nil {
 		return err
 	}
-	old := first.GetAnnotations()[TrainerStatusAnnotation]
+	old := first.GetAnnotations()[handoff.TrainerStatus]
 	if old == string(value) || newer(old, s.LastUpdatedTime) {
 		return nil
 	}
-	err = r.writer.MergePatch(ctx, first, map[string]any{"metadata": map[string]any{"annotations": map[string]string{TrainerStatusAnnotation: string(value)}}})
+	err = r.writer.MergePatch(ctx, first, map[string]any{"metadata": map[string]any{"annotations": map[string]string{handoff.TrainerStatus: string(value)}}})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

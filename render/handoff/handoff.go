@@ -125,5 +125,5 @@ func ParseEndsWith(v string) (kind, name string, ok bool) {
 // metadata it may change, which the admission policy its chart ships
 // enforces.
 var ReconcilerAnnotations = []string{
-	ScaledFrom, Ended, Revision, DiscoveredHosts, Allocation, Profilings, Phase, PinnedAt,
+	ScaledFrom, Ended, Revision, DiscoveredHosts, Allocation, Profilings, Phase, PinnedAt, TrainerStatus,
 }

@@ -180,8 +180,8 @@ func TestProgressReports(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if got := w.Annotations[progress.TrainerStatusAnnotation]; got != want {
-			return fmt.Errorf("%s is %q", progress.TrainerStatusAnnotation, got)
+		if got := w.Annotations[handoff.TrainerStatus]; got != want {
+			return fmt.Errorf("%s is %q", handoff.TrainerStatus, got)
 		}
 		return nil
 	})
