@@ -56,9 +56,9 @@ func TestJobPhaseEvents(t *testing.T) {
 	// A new reconciler finds every change recorded: nothing to announce.
 	r.stop()
 	r = startReconciler(t, ns)
-	eventually(t, "the new reconciler's reconciles", func(ctx context.Context) error {
-		if n, err := r.metric(ctx, "trainfn_reconciles_total"); err != nil || n == 0 {
-			return fmt.Errorf("%v reconciles, %v", n, err)
+	eventually(t, "the new reconciler's reconciles done", func(ctx context.Context) error {
+		if n, err := r.metric(ctx, "controller_runtime_reconcile_total", "controller", "trainfn"); err != nil || n == 0 {
+			return fmt.Errorf("%v reconciles done, %v", n, err)
 		}
 		return nil
 	})
