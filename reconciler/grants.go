@@ -9,10 +9,10 @@ import (
 
 	"github.com/trainfn/trainfn/reconciler/allocation"
 	"github.com/trainfn/trainfn/reconciler/cleanup"
-	"github.com/trainfn/trainfn/reconciler/diphase"
 	"github.com/trainfn/trainfn/reconciler/discovery"
 	"github.com/trainfn/trainfn/reconciler/diserver"
 	"github.com/trainfn/trainfn/reconciler/gates"
+	"github.com/trainfn/trainfn/reconciler/jobphase"
 	"github.com/trainfn/trainfn/reconciler/observed"
 	"github.com/trainfn/trainfn/reconciler/progress"
 	"github.com/trainfn/trainfn/reconciler/scaling"
@@ -59,7 +59,7 @@ var eventRules = []rbacv1.PolicyRule{
 // rule in Canonical form.
 func GrantsOf(f Features) Grants {
 	watched := slices.Concat(observed.Rules, sshsecret.Rules, scaling.Rules, discovery.Rules,
-		gates.Rules, cleanup.Rules, diphase.Rules, eventRules)
+		gates.Rules, cleanup.Rules, jobphase.Rules, eventRules)
 	var cluster, release []rbacv1.PolicyRule
 	if f.DIServer {
 		watched = append(watched, diserver.Rules...)

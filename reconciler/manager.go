@@ -34,6 +34,7 @@ import (
 	"github.com/trainfn/trainfn/reconciler/discovery"
 	"github.com/trainfn/trainfn/reconciler/diserver"
 	"github.com/trainfn/trainfn/reconciler/gates"
+	"github.com/trainfn/trainfn/reconciler/jobphase"
 	"github.com/trainfn/trainfn/reconciler/metrics"
 	"github.com/trainfn/trainfn/reconciler/observed"
 	"github.com/trainfn/trainfn/reconciler/scaling"
@@ -206,7 +207,15 @@ func newReconciler(mgr ctrl.Manager, writer write.Writer, events recorder.EventR
 		Discovery:  &discovery.Updater{Writer: writer, Writes: m.DiscoveryWrites, Latency: m.DiscoveryLatency, Now: time.Now},
 		Cleanup:    &cleanup.Cleaner{Writer: writer, Recorder: events, CleanUps: m.CleanUps, Now: time.Now},
 		Pinner:     pinner,
+		Phase:      newPhase(mgr, writer, events),
 	}
+}
+
+// newPhase records jobs' phases, and reports how many are in each, on
+// the leader, from the cache.
+func newPhase(mgr ctrl.Manager, writer write.Writer, events recorder.EventRecorder) *jobphase.Recorder {
+	crmetrics.Registry.MustRegister(jobphase.NewCollector(mgr.GetCache(), mgr.Elected()))
+	return &jobphase.Recorder{Writer: writer, Recorder: events, Metrics: jobphase.NewMetrics(crmetrics.Registry), Now: time.Now}
 }
 
 // newAllocation is the allocator of preemptible DIJobs, over the

@@ -17,7 +17,8 @@
 //     DIJob's new workers);
 //   - cleanup: stopping a job's workers when it ends, as its
 //     runPolicy.cleanPodPolicy says;
-//   - diphase: a DIJob's phase, on its first workload;
+//   - jobphase: a job's phase, on its first workload, and the events and
+//     counters of its changes;
 //   - allocation: the allocator of preemptible DIJobs (policy in package
 //     allocator), on the leader;
 //   - diserver: DI-orchestrator's DI server API, on every replica;
@@ -34,9 +35,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/trainfn/trainfn/reconciler/cleanup"
-	"github.com/trainfn/trainfn/reconciler/diphase"
 	"github.com/trainfn/trainfn/reconciler/discovery"
 	"github.com/trainfn/trainfn/reconciler/gates"
+	"github.com/trainfn/trainfn/reconciler/jobphase"
 	"github.com/trainfn/trainfn/reconciler/observed"
 	"github.com/trainfn/trainfn/reconciler/progress"
 	"github.com/trainfn/trainfn/reconciler/scaling"
@@ -50,7 +51,7 @@ type Reconciler struct {
 	// Cache reads the job's objects.
 	Cache client.Reader
 	// Writer writes what the concerns below need no object of their own
-	// for: a TrainJob's dependency gates, a DIJob's phase.
+	// for: a TrainJob's dependency gates.
 	Writer     write.Writer
 	Reconciles prometheus.Counter
 	SSH        *sshsecret.Ensurer
@@ -58,6 +59,7 @@ type Reconciler struct {
 	Discovery  *discovery.Updater
 	Cleanup    *cleanup.Cleaner
 	Pinner     *gates.Pinner
+	Phase      *jobphase.Recorder
 	// ProgressCA fills a progress job's CA ConfigMap; nil without the
 	// progress server.
 	ProgressCA *progress.CAFiller
@@ -85,6 +87,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, key observed.Key) (reconcile
 			errs = append(errs, r.Pinner.Lift(ctx, j, e.Set))
 		}
 	}
-	errs = append(errs, diphase.Record(ctx, r.Writer, j))
+	errs = append(errs, r.Phase.Record(ctx, j))
 	return reconcile.Result{RequeueAfter: again}, errors.Join(errs...)
 }

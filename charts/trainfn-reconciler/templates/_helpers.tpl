@@ -194,18 +194,18 @@ objects and the fields the reconciler owns, which RBAC cannot select.
   resources: [configmaps]
   verbs: [list, watch, patch]
 # patch: the worker count and the run's marks (scaling), replicas 0 at the
-# end (cleanup), a DIJob's phase (diphase), its profilings and worker count
-# (the DI server), the allocator's count and nodes, a job's last progress
-# report (progress); get, with DIJobs: the
+# end (cleanup), a job's phase (jobphase), a DIJob's profilings and worker
+# count (the DI server), the allocator's count and nodes, a job's last
+# progress report (progress); get, with DIJobs: the
 # allocation recorded, read live before a gated pod is pinned (gates), a
 # StatefulSet read again after a write lost a race (the DI server).
 - apiGroups: [apps]
   resources: [statefulsets]
   verbs: [list, watch, patch{{ if or (eq (include "trainfn-reconciler.diServerOn" .) "true") (eq (include "trainfn-reconciler.allocatorOn" .) "true") }}, get{{ end }}]
 # patch: suspend or resize the workers' Job at the end and mark it ended
-# (cleanup), an elastic Job's parallelism under Kueue (scaling), a DIJob's
-# phase (diphase) and profilings (the DI server), a job's last progress
-# report (progress); get: a Job read again
+# (cleanup), an elastic Job's parallelism under Kueue (scaling), a job's
+# phase (jobphase), a DIJob's profilings (the DI server), a job's last
+# progress report (progress); get: a Job read again
 # after the DI server's write of its profilings lost a race.
 - apiGroups: [batch]
   resources: [jobs]

@@ -1,0 +1,163 @@
+// Package jobphase records a job's phase on its first workload
+// (trainfn.dev/phase), where Argo CD, `kubectl get -o yaml` and `trainfn
+// status` read it: no MPIJob, PyTorchJob, DIJob or TrainJob object exists
+// in the cluster to carry a status. Each change of the recorded phase is
+// announced once, as training-operator and mpi-operator announce theirs:
+// an event on that workload (reason <Kind><Suffix>, as MPIJobRunning) and
+// the job counters (trainfn_jobs_*_total). The phase itself is status/phase's,
+// by its rules alone.
+//
+// The write of a new phase is conditional on the workload read
+// (metadata.resourceVersion): of two reconciles that saw the same change,
+// from a lagging cache or a replica that was leader a moment ago, only one
+// writes it, and only that one emits its events and counts it. A restarted
+// reconciler finds the phase recorded and announces nothing again.
+package jobphase
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/trainfn/trainfn/reconciler/observed"
+	"github.com/trainfn/trainfn/reconciler/write"
+	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/status/phase"
+)
+
+// Rules are the rights Record needs: the trainfn.dev/phase annotation of
+// the job's first workload, a Job or a StatefulSet. Its events are the
+// manager's recorder's.
+var Rules = []rbacv1.PolicyRule{
+	{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"patch"}},
+	{APIGroups: []string{"apps"}, Resources: []string{"statefulsets"}, Verbs: []string{"patch"}},
+}
+
+// Recorder records jobs' phases and announces their changes.
+type Recorder struct {
+	Writer   write.Writer
+	Recorder recorder.EventRecorder
+	Metrics  *Metrics
+	Now      func() time.Time
+}
+
+// Record writes a job's phase on its first workload when it changed, and
+// announces the change. A job whose workloads name no kind (labelled by
+// hand) has no reason to announce it under, and is left alone.
+func (r *Recorder) Record(ctx context.Context, j *observed.Job) error {
+	primary := FirstWorkload(j.Jobs, j.StatefulSets)
+	if primary == nil || j.Kind == "" {
+		return nil
+	}
+	objs := phase.Objects{Jobs: j.Jobs, StatefulSets: j.StatefulSets, Pods: j.Pods}
+	prev := phase.Recorded(objs)
+	now := phase.Of(prev, objs)
+	if string(now.Phase) == primary.GetAnnotations()[handoff.Phase] {
+		return nil
+	}
+	if !now.Phase.Ended() && uncounted(j) {
+		// A Job's finished pod is out of the count of live pods, and not
+		// yet in the Job's: a launcher just done would read as a running
+		// job's lost pod, Restarting. The Job's count, a status update
+		// away, brings the job back.
+		return nil
+	}
+	patch := map[string]any{"metadata": map[string]any{
+		"resourceVersion": primary.GetResourceVersion(),
+		"annotations":     map[string]string{handoff.Phase: string(now.Phase)},
+	}}
+	if err := r.Writer.MergePatch(ctx, primary, patch); err != nil {
+		// The workload changed or went since the cache read it: its
+		// watch event brings the job back, read anew.
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			log.FromContext(ctx).V(1).Info("phase not recorded: the workload changed", "workload", primary.GetName(), "error", err.Error())
+			return nil
+		}
+		return err
+	}
+	if now.Phase == prev {
+		// The record moved to the first workload (one applied after
+		// another carried it): no change to announce.
+		return nil
+	}
+	t := Transition{Kind: j.Kind, From: prev, To: now, Resumed: resumed(j.Jobs)}
+	log.FromContext(ctx).Info("phase", "from", prev, "to", now.Phase, "reason", now.Reason)
+	for _, e := range t.Events() {
+		r.Recorder.Eventf(primary, nil, e.Type, e.Reason, "RecordPhase", "%s", e.Message)
+	}
+	r.Metrics.observe(j.Namespace, t, r.Now().Sub(primary.GetCreationTimestamp().Time))
+	return nil
+}
+
+// resumed tells whether one of the Jobs was suspended and has been
+// resumed: the Job controller then keeps its Suspended condition, False,
+// or, until it has seen the change, the condition is still True while
+// spec.suspend is not.
+func resumed(jobs []batchv1.Job) bool {
+	for _, j := range jobs {
+		for _, c := range j.Status.Conditions {
+			if c.Type != batchv1.JobSuspended {
+				continue
+			}
+			if c.Status == corev1.ConditionFalse || j.Spec.Suspend == nil || !*j.Spec.Suspend {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// uncounted tells whether a Job's controller has not yet counted one of
+// its pods that finished: the pod still holds the Job's tracking
+// finalizer, or the Job lists it among its uncounted pods.
+func uncounted(j *observed.Job) bool {
+	for _, job := range j.Jobs {
+		if u := job.Status.UncountedTerminatedPods; u != nil && len(u.Succeeded)+len(u.Failed) > 0 {
+			return true
+		}
+	}
+	for _, p := range j.Pods {
+		if observed.Finished(&p) && slices.Contains(p.Finalizers, batchv1.JobTrackingFinalizer) {
+			return true
+		}
+	}
+	return false
+}
+
+// FirstWorkload is the workload that carries the job's phase: the one of
+// first rank 0 (a DIJob's), else the first by name, a Job before a
+// StatefulSet of the same name; the workload phase.Recorded reads first.
+// nil when the job has no workload.
+func FirstWorkload(jobs []batchv1.Job, sets []appsv1.StatefulSet) client.Object {
+	var first client.Object
+	consider := func(w client.Object) bool {
+		if w.GetAnnotations()[handoff.FirstRank] == "0" {
+			first = w
+			return true
+		}
+		if first == nil || w.GetName() < first.GetName() {
+			first = w
+		}
+		return false
+	}
+	for i := range jobs {
+		if consider(&jobs[i]) {
+			return first
+		}
+	}
+	for i := range sets {
+		if consider(&sets[i]) {
+			return first
+		}
+	}
+	return first
+}
