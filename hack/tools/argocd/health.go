@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	log "github.com/sirupsen/logrus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -45,7 +46,8 @@ Application's health on a last line of its own:
 Each object's health is Argo CD's: gitops-engine's GetResourceHealth with the
 Lua health checks argocd-cm holds (resource.customizations), as the
 application controller computes it, and the Application's is its worst
-(health.IsWorse), skipping what the controller skips. FILE is an argocd-cm
+(health.IsWorse), skipping what the controller skips (a child
+Application that is Missing or Unknown is shown and not counted). FILE is an argocd-cm
 ConfigMap, or a patch of it (its namespace may be left out). Exits 0; 2 on a
 bad flag or input.`
 
@@ -62,6 +64,8 @@ func healthOf(args []string, stdin io.Reader, stdout io.Writer) int {
 		fmt.Fprintln(os.Stderr, healthUsage)
 		return 2
 	}
+	// Argo CD's settings code logs its informers' start at info.
+	log.SetLevel(log.WarnLevel)
 	overrides, err := readResourceOverrides(*cmFile)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
@@ -95,9 +99,15 @@ func readResourceOverrides(path string) (map[string]v1alpha1.ResourceOverride, e
 	if cm.Kind != "ConfigMap" || cm.Name != common.ArgoCDConfigMapName {
 		return nil, fmt.Errorf("%s: want the %s ConfigMap, got %s %q", path, common.ArgoCDConfigMapName, cm.Kind, cm.Name)
 	}
+	// A patch carries neither: the installed ConfigMap has both, and Argo
+	// CD's settings read only a ConfigMap with that label.
 	if cm.Namespace == "" {
 		cm.Namespace = "argocd"
 	}
+	if cm.Labels == nil {
+		cm.Labels = map[string]string{}
+	}
+	cm.Labels["app.kubernetes.io/part-of"] = "argocd"
 	mgr := settings.NewSettingsManager(context.Background(), fake.NewClientset(&cm), cm.Namespace)
 	overrides, err := mgr.GetResourceOverrides()
 	if err != nil {

@@ -41,7 +41,7 @@ func TestApplicationHealthOfJobs(t *testing.T) {
 		{"PyTorchJob", "Running (admitted by Kueue)", []workload{{"mnist-master", "resumed", "", "Running"}, {"mnist-worker", "resumed", "", "Running"}}, progressing, healthy},
 		{"PyTorchJob", "Succeeded", []workload{{"mnist-master", "complete", "", "Running"}, {"mnist-worker", "stopped", "Succeeded", "Running"}}, healthy, suspended},
 		{"PyTorchJob", "Succeeded (cleanPodPolicy None)", []workload{{"mnist-master", "complete", "", "None"}, {"mnist-worker", "running", "Succeeded", "None"}}, healthy, progressing},
-		{"PyTorchJob", "Succeeded (elastic, under Kueue)", []workload{{"mnist-master", "complete", "", "Running"}, {"mnist-worker", "resized-to-zero", "Succeeded", "Running"}}, healthy, progressing},
+		{"PyTorchJob", "Succeeded (elastic, under Kueue)", []workload{{"mnist-master", "complete", "", "Running"}, {"mnist-worker", "resized-to-zero", "Succeeded", "Running"}}, healthy, healthy},
 		{"PyTorchJob", "Succeeded (elastic, a StatefulSet)", []workload{{"mnist-master", "complete", "", "Running"}, {"mnist-worker", "statefulset-scaled-to-zero", "Succeeded", "Running"}}, healthy, healthy},
 		{"PyTorchJob", "Running (elastic, a StatefulSet)", []workload{{"mnist-master", "running", "", "Running"}, {"mnist-worker", "statefulset-running", "", "Running"}}, progressing, progressing},
 		{"PyTorchJob", "Failed", []workload{{"mnist-master", "failed", "", "Running"}, {"mnist-worker", "stopped", "Failed", "Running"}}, degraded, degraded},

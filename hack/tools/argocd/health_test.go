@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	log "github.com/sirupsen/logrus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -62,6 +63,7 @@ func (e corpusEntry) live(t *testing.T) *unstructured.Unstructured {
 
 func overridesOf(t *testing.T, path string) map[string]v1alpha1.ResourceOverride {
 	t.Helper()
+	log.SetLevel(log.WarnLevel)
 	o, err := readResourceOverrides(path)
 	require.NoError(t, err)
 	return o
