@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # e2e.sh: runs the end-to-end suite: the packages of test/ and examples/
-# with tests under the build tag e2e, and test/trainer-oracle, a module of
-# its own. Each package is a phase (hack/phase.sh); every package runs, and
-# the script fails if any failed.
+# with tests under the build tag e2e, and test/trainer-oracle,
+# hack/tools/argocd and test/jobhealth, modules of their own. Each package
+# is a phase (hack/phase.sh); every package runs, and the script fails if
+# any failed.
 #
 # The packages but the node's run two at a time (E2E_LANES): each starts
 # its own control plane on ports of its own and its own bridges
@@ -24,10 +25,16 @@ packages=$($go list -tags e2e -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportP
 # its refusals; in a module of its own so that nothing of Trainer is linked
 # into trainfn. Its first run compiles Trainer's graph.
 oracle=test/trainer-oracle
+# The health checks, with Argo CD's own code (the harness's module) and
+# with Flux's status readers: modules of their own too. They build with
+# -trimpath, as hack/argocd-tools.sh builds the harness, so that Argo CD's
+# graph, compiled for it, is not compiled again.
+health="hack/tools/argocd test/jobhealth"
 alone=test/onnode
 longest=(test/e2e "$oracle")
 
-queue=("${longest[@]}")
+# shellcheck disable=SC2206 # the two folders, split
+queue=("${longest[@]}" $health)
 for p in $packages; do
 	p=${p#"$module"/}
 	[[ $p == "$alone" || " ${longest[*]} " == *" $p "* ]] || queue+=("$p")
@@ -44,10 +51,14 @@ run_package() {
 		hack/phase.sh "e2e $p" env -C "$p" TRAINFN_REQUIRE_TOOLS=1 "$go" test -count=1 -timeout 30m . || echo "$p" >>"$failed"
 		return
 	fi
+	if [[ " $health " == *" $p "* ]]; then
+		hack/phase.sh "e2e $p" env -C "$p" "$go" test -trimpath -count=1 -timeout 30m . || echo "$p" >>"$failed"
+		return
+	fi
 	hack/phase.sh "e2e $p" env TRAINFN_REQUIRE_TOOLS=1 \
 		"$go" test -tags e2e -count=1 -parallel 8 -timeout 30m "./$p" || echo "$p" >>"$failed"
 }
-export go oracle failed
+export go oracle health failed
 export -f run_package
 
 # The package is the inner bash's $1, not this one's.

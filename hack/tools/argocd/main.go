@@ -1,7 +1,7 @@
 // Command argocd-harness runs the two halves of Argo CD's manifest
-// generation from Argo CD's own packages, so that trainfn's Argo CD examples
-// are tested against the code a real installation runs, not a description of
-// it:
+// generation, its sync and its health assessment from Argo CD's own
+// packages, so that trainfn's Argo CD examples are tested against the code a
+// real installation runs, not a description of it:
 //
 //	argocd-harness cmp-server [flags]
 //	    the config management plugin sidecar's argocd-cmp-server, unchanged
@@ -14,6 +14,11 @@
 //	argocd-harness sync --kubeconfig FILE --namespace NS [--server-side-apply] MANIFEST...
 //	    what the application controller does to sync an Application:
 //	    gitops-engine's cluster cache and sync, with the controller's options
+//	argocd-harness health --argocd-cm FILE < OBJECTS
+//	    what the application controller shows as health: each live object's
+//	    (gitops-engine's checks and argocd-cm's Lua ones), one line each,
+//	    GROUP/KIND<TAB>NAMESPACE/NAME<TAB>STATUS<TAB>MESSAGE, then
+//	    Application<TAB>STATUS, the worst of them (health.go says more)
 //
 // The released argocd is one multi-call binary, every component chosen by
 // its argv[0]; these pieces are all the tests need, so only they are
@@ -29,7 +34,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: argocd-harness cmp-server|generate|sync [flags]")
+		fmt.Fprintln(os.Stderr, "usage: argocd-harness cmp-server|generate|sync|health [flags]")
 		os.Exit(2)
 	}
 	switch os.Args[1] {
@@ -43,8 +48,10 @@ func main() {
 		os.Exit(generate(os.Args[2:]))
 	case "sync":
 		os.Exit(syncManifests(os.Args[2:]))
+	case "health":
+		os.Exit(healthOf(os.Args[2:], os.Stdin, os.Stdout))
 	default:
-		fmt.Fprintf(os.Stderr, "argocd-harness: unknown command %q (want cmp-server, generate or sync)\n", os.Args[1])
+		fmt.Fprintf(os.Stderr, "argocd-harness: unknown command %q (want cmp-server, generate, sync or health)\n", os.Args[1])
 		os.Exit(2)
 	}
 }
