@@ -5,9 +5,10 @@
 // Every kind runs the same pipeline: its schema validates and defaults the
 // document; the kind decodes it into its model, checks what the schema
 // cannot say and builds its objects; then the passes every kind shares run:
-// gang scheduling, the checks of what the API server would refuse, the
-// render digest and quoting for YAML 1.1 readers. A kind is a package that
-// decodes, checks and builds, and one line of the table in kinds.go.
+// gang scheduling, progress reporting, the checks of what the API server
+// would refuse, the render digest and quoting for YAML 1.1 readers. A kind
+// is a package that decodes, checks and builds, and one line of the table
+// in kinds.go.
 package render
 
 import (
@@ -21,6 +22,7 @@ import (
 	"github.com/trainfn/trainfn/render/gang"
 	"github.com/trainfn/trainfn/render/gitops"
 	"github.com/trainfn/trainfn/render/options"
+	"github.com/trainfn/trainfn/render/progress"
 	"github.com/trainfn/trainfn/render/result"
 	"github.com/trainfn/trainfn/render/ynode"
 	"github.com/trainfn/trainfn/schemas"
@@ -173,6 +175,11 @@ func run(kind Kind, valid *schemas.Validated, opts options.Options) (result.Outp
 		if gangOpts.Scheduler == options.Kueue {
 			out.Warnings = append(out.Warnings, admittedByKueue(doc, out.Objects)...)
 		}
+	}
+	if len(errs) == 0 && opts.Progress {
+		var progressWarnings []result.Warning
+		out.Objects, progressWarnings, errs = progress.Render(doc, out.Objects, opts.ProgressServer)
+		out.Warnings = append(out.Warnings, progressWarnings...)
 	}
 	if len(errs) > 0 || len(meta) > 0 {
 		return result.Output{Warnings: append(warnings, leftovers...)}, append(meta, errs...)

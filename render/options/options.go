@@ -56,10 +56,13 @@ const (
 	// HorizontalPodAutoscaler scales the workers' StatefulSet, and
 	// trainfn's reconciler keeps it within them.
 	ElasticWorkersAnnotation = handoff.ElasticWorkers
+	// ProgressAnnotation, "true" or "false", turns progress reporting on
+	// or off for the job, whatever the function config's progress says.
+	ProgressAnnotation = handoff.Progress
 )
 
 // known are the annotations a job may carry.
-var known = []string{ElasticWorkersAnnotation, GangSchedulerAnnotation, LaunchModeAnnotation}
+var known = []string{ElasticWorkersAnnotation, GangSchedulerAnnotation, LaunchModeAnnotation, ProgressAnnotation}
 
 // AnnotationPrefix marks trainfn's own annotations, which configure the
 // render and are not passed on to what it renders.
@@ -76,6 +79,12 @@ type Options struct {
 	PyTorch PyTorch `json:"pytorch"`
 	Gang    Gang    `json:"gangScheduling"`
 	DI      DI      `json:"di"`
+	// Progress gives every job's pods what they need to report their
+	// training progress to trainfn's reconciler, as Kubeflow Trainer's
+	// pods report it to Trainer (package render/progress).
+	Progress bool `json:"progress"`
+	// ProgressServer is the progress server's HOST:PORT.
+	ProgressServer string `json:"progressServer"`
 	// ElasticWorkers is nil for a job whose worker count is the rendered
 	// one; it is set by the job's annotation alone.
 	ElasticWorkers *handoff.Bounds `json:"-"`
@@ -131,12 +140,20 @@ type DI struct {
 var Default = Options{
 	MPI: MPI{LaunchMode: SSH, KubectlDeliveryImage: DefaultKubectlDeliveryImage},
 	DI:  DI{ServerURL: DefaultDIServerURL},
+
+	ProgressServer: DefaultProgressServer,
 }
 
 // DefaultDIServerURL is the DI server of trainfn's reconciler chart
 // installed as its README says: release trainfn-reconciler in the
 // namespace trainfn-system.
 const DefaultDIServerURL = "http://trainfn-reconciler-di-server.trainfn-system:8082"
+
+// DefaultProgressServer is the progress server of trainfn's reconciler
+// chart installed as its README says: the Service trainfn-reconciler in the
+// namespace trainfn-system, on the port Kubeflow Trainer's status server
+// listens on.
+const DefaultProgressServer = "trainfn-reconciler.trainfn-system.svc:10443"
 
 // DefaultKubectlDeliveryImage is mpi-operator's own kubectl delivery image,
 // which KubectlExec jobs used under the operator.
@@ -182,6 +199,14 @@ func (o Options) ForJob(annotations, labels map[string]string) (Options, field.E
 			errs = append(errs, field.Invalid(at.Key(ElasticWorkersAnnotation), v, err.Error()))
 		} else {
 			o.ElasticWorkers = &b
+		}
+	}
+	if v, ok := annotations[ProgressAnnotation]; ok {
+		switch v {
+		case "true", "false":
+			o.Progress = v == "true"
+		default:
+			errs = append(errs, field.NotSupported(at.Key(ProgressAnnotation), v, []string{"true", "false"}))
 		}
 	}
 	// A misspelt annotation would otherwise be ignored without a word.

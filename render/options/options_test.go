@@ -105,3 +105,26 @@ func TestKueuesQueueLabelWithAnotherSchedulerIsAnError(t *testing.T) {
 		})
 	}
 }
+
+// The progress annotation turns progress on or off for its job, over the
+// config either way; any other value is an error at the annotation.
+func TestProgressAnnotation(t *testing.T) {
+	on := Options{Progress: true, ProgressServer: "s:1"}
+	got, errs := on.ForJob(map[string]string{ProgressAnnotation: "false"}, nil)
+	require.Empty(t, errs)
+	assert.Equal(t, Options{ProgressServer: "s:1"}, got)
+
+	got, errs = Default.ForJob(map[string]string{ProgressAnnotation: "true"}, nil)
+	require.Empty(t, errs)
+	assert.True(t, got.Progress)
+	assert.Equal(t, DefaultProgressServer, got.ProgressServer)
+
+	got, errs = on.ForJob(nil, nil)
+	require.Empty(t, errs)
+	assert.True(t, got.Progress, "the config's choice holds for a job that makes none")
+
+	_, errs = Default.ForJob(map[string]string{ProgressAnnotation: "True"}, nil)
+	require.Len(t, errs, 1)
+	assert.Equal(t, "metadata.annotations[trainfn.dev/progress]", errs[0].Field)
+	assert.Contains(t, errs[0].Error(), `supported values: "true", "false"`)
+}

@@ -46,6 +46,8 @@ var levels = []api.Level{api.LevelRestricted, api.LevelBaseline, api.LevelPrivil
 var restrictedCases = []string{
 	"render/mpijob/testdata/v2beta1/mpijob-kubectl-exec-restricted",
 	"render/mpijob/testdata/v2beta1/mpijob-kubectl-exec-elastic",
+	// Progress reporting's projected volume is among those restricted allows.
+	"render/mpijob/testdata/v2beta1/progress-restricted",
 	"render/trainjob/testdata/v1alpha1/beyond-trainer-kubectl-exec-restricted",
 }
 
