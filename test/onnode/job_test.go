@@ -38,11 +38,17 @@ type submission struct {
 // render on purpose) and applies them with kubectl in a fresh namespace.
 func submit(t *testing.T, manifests []string, edit func(obj map[string]any)) *submission {
 	t.Helper()
+	return submitTo(t, kube.Namespace(t), manifests, edit)
+}
+
+// submitTo submits into a namespace made already.
+func submitTo(t *testing.T, ns string, manifests []string, edit func(obj map[string]any)) *submission {
+	t.Helper()
 	out, err := exec.Command(trainfn, append([]string{"render"}, manifests...)...).Output()
 	require.NoError(t, err, "trainfn render %s: %s", manifests, stderrOf(err))
 	fitted, err := node.Fit(out, edit)
 	require.NoError(t, err)
-	s := &submission{t: t, ns: kube.Namespace(t), applied: fitted}
+	s := &submission{t: t, ns: ns, applied: fitted}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("the pods of %s:\n%s", s.ns, s.describe())
