@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os/signal"
@@ -182,7 +183,7 @@ func fail(stderr io.Writer, err error) error {
 		return nil
 	}
 	fmt.Fprintln(stderr, "trainfn:", err)
-	if _, ok := err.(usageError); ok {
+	if errors.As(err, new(usageError)) {
 		return exitError(2)
 	}
 	return exitError(1)
@@ -191,7 +192,7 @@ func fail(stderr io.Writer, err error) error {
 // jobNames completes job names (KIND/NAME where two kinds share one) from
 // the cluster the flags given so far reach.
 func jobNames(jf *jobFlags) cobra.CompletionFunc {
-	return func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
 		src, err := jf.source(io.Discard, nil)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp

@@ -142,8 +142,9 @@ func startTrainfn(t *testing.T, trainfn string, args ...string) *background {
 // wait waits for the command to end by itself.
 func (b *background) wait(t *testing.T) statusRun {
 	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- b.cmd.Wait() }()
+	// How it ended is read from its ProcessState.
+	done := make(chan struct{})
+	go func() { _ = b.cmd.Wait(); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(3 * time.Minute):
