@@ -24,7 +24,7 @@ import (
 // Audience is the audience of the projected service account token a
 // progress job's pods present: a token for the API server, or for another
 // service, is refused, and this one is good for nothing else.
-const Audience = "trainfn.dev/progress"
+const Audience = handoff.ProgressAudience
 
 // The user extra keys of a pod-bound service account token, as the API
 // server's TokenReview returns them.

@@ -14,13 +14,12 @@ import (
 	"github.com/trainfn/trainfn/render/handoff"
 )
 
-// The ConfigMap the render gives a progress job's pods the server's CA in:
-// <job>-progress-ca, annotated CAAnnotation, rendered with no data; the
-// reconciler fills its CAKey.
+// The ConfigMap the render gives a progress job's pods the server's CA in
+// (handoff.ProgressCAName), annotated CAAnnotation, rendered with no data;
+// the reconciler fills its CAKey.
 const (
-	CAAnnotation      = "trainfn.dev/progress-ca"
-	CAKey             = "ca.crt"
-	caConfigMapSuffix = "-progress-ca"
+	CAAnnotation = handoff.ProgressCA
+	CAKey        = handoff.ProgressCAKey
 )
 
 // CAFiller fills the CA's certificate into the CA ConfigMaps of progress
@@ -41,7 +40,7 @@ func (f *CAFiller) Fill(ctx context.Context, j *observed.Job) error {
 		return nil
 	}
 	var cm corev1.ConfigMap
-	err := f.Cache.Get(ctx, types.NamespacedName{Namespace: j.Namespace, Name: j.Name + caConfigMapSuffix}, &cm)
+	err := f.Cache.Get(ctx, types.NamespacedName{Namespace: j.Namespace, Name: handoff.ProgressCAName(j.Kind, j.Name)}, &cm)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
