@@ -108,9 +108,9 @@ func TestTemplateRefusesBadCombinations(t *testing.T) {
 			"diServer.port and health.port are both 8081"},
 		{"DI server and probes on one port, metrics off", []string{"--set", "diJobs.enabled=true,diServer.port=8081,metrics.enabled=false"},
 			"diServer.port and health.port are both 8081"},
-		{"progress server and probes on one port", []string{"--set", "progress.port=8081"},
+		{"progress server and probes on one port", []string{"--set", "progress.enabled=true,progress.port=8081"},
 			"progress.port and health.port are both 8081"},
-		{"progress server and DI server on one port", []string{"--set", "diJobs.enabled=true,progress.port=8082"},
+		{"progress server and DI server on one port", []string{"--set", "diJobs.enabled=true,progress.enabled=true,progress.port=8082"},
 			"progress.port and diServer.port are both 8082"},
 		{"allocator with a period of zero", []string{"--skip-schema-validation", "--set", "diJobs.enabled=true,allocator.schedulingPeriod=0s"},
 			"allocator.schedulingPeriod is 0s with allocator.enabled"},
@@ -162,15 +162,11 @@ func TestDeployment(t *testing.T) {
 		"--metrics-bind-address=:8080",
 		"--health-probe-bind-address=:8081",
 		"--di-server-bind-address=0",
-		"--progress-address=:10443",
-		"--progress-tls-secret=" + release + "-progress-tls",
-		"--progress-tls-secret-namespace=" + releaseNamespace,
-		"--progress-dns-names=" + release + "," + release + "." + releaseNamespace + "," + release + "." + releaseNamespace + ".svc," +
-			release + "." + releaseNamespace + ".svc.cluster.local",
+		"--progress-address=0",
 		"--coalesce=100ms",
 		"--scheduling-period=0",
 		"--log-level=info",
-	}, container.Args, "DIJobs' DI server and allocator run only with diJobs.enabled; the progress server by default")
+	}, container.Args, "DIJobs' DI server and allocator run only with diJobs.enabled, the progress server only with progress.enabled")
 	assert.Equal(t, []corev1.EnvVar{{
 		Name:      "POD_NAMESPACE",
 		ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.namespace"}},
@@ -178,7 +174,6 @@ func TestDeployment(t *testing.T) {
 	assert.Equal(t, []corev1.ContainerPort{
 		{Name: "metrics", ContainerPort: 8080, Protocol: corev1.ProtocolTCP},
 		{Name: "health", ContainerPort: 8081, Protocol: corev1.ProtocolTCP},
-		{Name: "progress", ContainerPort: 10443, Protocol: corev1.ProtocolTCP},
 	}, container.Ports)
 	require.NotNil(t, container.LivenessProbe)
 	require.NotNil(t, container.ReadinessProbe)
@@ -235,7 +230,7 @@ func TestMetricsService(t *testing.T) {
 		assert.Empty(t, service.Annotations, "Service %s: prometheus annotations only when asked for, on the metrics Service", service.Name)
 	}
 
-	objs := render(t, "--set", "metrics.enabled=false,diJobs.enabled=true,progress.port=9443")
+	objs := render(t, "--set", "metrics.enabled=false,diJobs.enabled=true,progress.enabled=true,progress.port=9443")
 	assert.Nil(t, serviceNamed(t, objs, release+"-metrics"))
 	container := reconcilerContainer(t, objs)
 	assert.Contains(t, container.Args, "--metrics-bind-address=0", "0 turns the metrics server off")
@@ -249,17 +244,27 @@ func TestMetricsService(t *testing.T) {
 // TestProgressService: the progress server's Service is the release's
 // full name, where trainfn points progress jobs by default
 // (trainfn-reconciler.trainfn-system.svc:10443), and its certificate is
-// for that Service's names; progress.enabled=false serves none, grants
-// none of its rights and names no Secret in the admission policy.
+// for that Service's names. By default, as without progress.enabled, it
+// serves none, grants none of its rights and names no Secret in the
+// admission policy.
 func TestProgressService(t *testing.T) {
-	objs := render(t)
+	objs := render(t, progress...)
 	service := serviceNamed(t, objs, release)
 	require.NotNil(t, service, "no Service %s", release)
 	assert.Equal(t, corev1.ServiceTypeClusterIP, service.Spec.Type)
 	assert.Equal(t, []corev1.ServicePort{{Name: "progress", Port: 10443, TargetPort: intstr.FromString("progress"), Protocol: corev1.ProtocolTCP}}, service.Spec.Ports)
 	assert.Equal(t, ofKind[appsv1.Deployment](t, objs, "Deployment")[0].Spec.Selector.MatchLabels, service.Spec.Selector)
+	container := reconcilerContainer(t, objs)
+	assert.Subset(t, container.Args, []string{
+		"--progress-address=:10443",
+		"--progress-tls-secret=" + release + "-progress-tls",
+		"--progress-tls-secret-namespace=" + releaseNamespace,
+		"--progress-dns-names=" + release + "," + release + "." + releaseNamespace + "," + release + "." + releaseNamespace + ".svc," +
+			release + "." + releaseNamespace + ".svc.cluster.local",
+	})
+	assert.Contains(t, container.Ports, corev1.ContainerPort{Name: "progress", ContainerPort: 10443, Protocol: corev1.ProtocolTCP})
 
-	off := render(t, "--set", "progress.enabled=false")
+	off := render(t)
 	assert.Nil(t, serviceNamed(t, off, release))
 	assert.Contains(t, reconcilerContainer(t, off).Args, "--progress-address=0")
 	policy, _ := reconcilerPolicy(t, off, release)
@@ -270,6 +275,9 @@ func TestProgressService(t *testing.T) {
 
 // dijobs turns DIJobs' DI server and allocator on.
 var dijobs = []string{"--set", "diJobs.enabled=true"}
+
+// progress turns the progress server on.
+var progress = []string{"--set", "progress.enabled=true"}
 
 // TestDIServerService: the DI server's Service is where trainfn points
 // DIJobs by default, the release installed as the README says; it and the
@@ -367,6 +375,18 @@ func TestDIServerNetworkPolicy(t *testing.T) {
 		},
 		{Ports: []networkingv1.NetworkPolicyPort{port(8081)}},
 	}, policies[0].Spec.Ingress, "the watched namespaces' DIJob pods, and the peers added: the API knows no other namespace's jobs")
+
+	// The policy selects the reconciler's pods: with the progress server,
+	// its port admits the pods of trainfn's jobs, or none could report.
+	objs = render(t, "--set", "diJobs.enabled=true,progress.enabled=true,watchNamespaces={a,b}")
+	policies = ofKind[networkingv1.NetworkPolicy](t, objs, "NetworkPolicy")
+	require.Len(t, policies, 1)
+	trainfnPods := &metav1.LabelSelector{MatchLabels: map[string]string{handoff.OperatorNameLabel: handoff.Operator}}
+	assert.Contains(t, policies[0].Spec.Ingress, networkingv1.NetworkPolicyIngressRule{
+		From:  []networkingv1.NetworkPolicyPeer{{PodSelector: trainfnPods, NamespaceSelector: watched}},
+		Ports: []networkingv1.NetworkPolicyPort{port(10443)},
+	})
+	assert.Len(t, policies[0].Spec.Ingress, 3, "the DI server's port, the progress server's, and the open ones")
 }
 
 // TestDIServerFlags: the DI server's limits and token review follow the

@@ -69,23 +69,25 @@ func TestRBACIsWhatTheCodeNeeds(t *testing.T) {
 		args     []string
 		features reconciler.Features
 	}{
-		{"defaults", nil, reconciler.Features{Lease: release, ProgressSecret: progressSecret}},
+		{"defaults", nil, reconciler.Features{Lease: release}},
 		{"DIJobs", []string{"--set", "diJobs.enabled=true"},
-			reconciler.Features{DIServer: true, Allocator: true, Lease: release, ProgressSecret: progressSecret}},
+			reconciler.Features{DIServer: true, Allocator: true, Lease: release}},
 		{"DIJobs, tokens reviewed", []string{"--set", "diJobs.enabled=true,diServer.tokenReview=true"},
-			reconciler.Features{DIServer: true, TokenReview: true, Allocator: true, Lease: release, ProgressSecret: progressSecret}},
-		{"DIJobs without the allocator", []string{"--set", "diJobs.enabled=true,allocator.enabled=false"},
-			reconciler.Features{DIServer: true, Lease: release, ProgressSecret: progressSecret}},
-		{"DIJobs without the DI server", []string{"--set", "diJobs.enabled=true,diServer.enabled=false"},
-			reconciler.Features{Allocator: true, Lease: release, ProgressSecret: progressSecret}},
-		{"DIJobs, every namespace's pods counted", []string{"--set", "diJobs.enabled=true,allocator.countEveryNamespace=true"},
-			reconciler.Features{DIServer: true, Allocator: true, EveryNamespace: true, Lease: release, ProgressSecret: progressSecret}},
-		{"the DI server and allocator asked for without DIJobs", []string{"--set", "diServer.enabled=true,allocator.enabled=true"},
-			reconciler.Features{Lease: release, ProgressSecret: progressSecret}},
-		{"without leader election", []string{"--set", "leaderElection.enabled=false"}, reconciler.Features{ProgressSecret: progressSecret}},
-		{"without the progress server", []string{"--set", "progress.enabled=false"}, reconciler.Features{Lease: release}},
-		{"DIJobs, tokens reviewed, without the progress server", []string{"--set", "diJobs.enabled=true,diServer.tokenReview=true,progress.enabled=false"},
 			reconciler.Features{DIServer: true, TokenReview: true, Allocator: true, Lease: release}},
+		{"DIJobs without the allocator", []string{"--set", "diJobs.enabled=true,allocator.enabled=false"},
+			reconciler.Features{DIServer: true, Lease: release}},
+		{"DIJobs without the DI server", []string{"--set", "diJobs.enabled=true,diServer.enabled=false"},
+			reconciler.Features{Allocator: true, Lease: release}},
+		{"DIJobs, every namespace's pods counted", []string{"--set", "diJobs.enabled=true,allocator.countEveryNamespace=true"},
+			reconciler.Features{DIServer: true, Allocator: true, EveryNamespace: true, Lease: release}},
+		{"the DI server and allocator asked for without DIJobs", []string{"--set", "diServer.enabled=true,allocator.enabled=true"},
+			reconciler.Features{Lease: release}},
+		{"without leader election", []string{"--set", "leaderElection.enabled=false"}, reconciler.Features{}},
+		{"the progress server", []string{"--set", "progress.enabled=true"}, reconciler.Features{Lease: release, ProgressSecret: progressSecret}},
+		{"the progress server without leader election", []string{"--set", "progress.enabled=true,leaderElection.enabled=false"},
+			reconciler.Features{ProgressSecret: progressSecret}},
+		{"DIJobs, tokens reviewed, the progress server", []string{"--set", "diJobs.enabled=true,diServer.tokenReview=true,progress.enabled=true"},
+			reconciler.Features{DIServer: true, TokenReview: true, Allocator: true, Lease: release, ProgressSecret: progressSecret}},
 	} {
 		for _, watched := range [][]string{nil, {"a", "b"}} {
 			name := c.name + ", every namespace"
@@ -179,7 +181,7 @@ func TestRightsTable(t *testing.T) {
 		}
 	}
 	granted := map[string]bool{}
-	objs := render(t, "--set", "diJobs.enabled=true,diServer.tokenReview=true")
+	objs := render(t, "--set", "diJobs.enabled=true,diServer.tokenReview=true,progress.enabled=true")
 	var rules []rbacv1.PolicyRule
 	for _, role := range ofKind[rbacv1.ClusterRole](t, objs, "ClusterRole") {
 		rules = append(rules, role.Rules...)

@@ -79,6 +79,14 @@ func ListObject(jobs []Job) (*unstructured.UnstructuredList, error) {
 // its kind in lower case, a slash and its name, as Get takes it.
 func Ref(j Job) string { return strings.ToLower(j.Kind) + "/" + j.Name }
 
+// Name is how kubectl names the job's object, as -o name writes it and
+// kubectl wait reports it: its kind in lower case, its group, a slash and
+// its name (pytorchjob.kubeflow.org/mnist).
+func Name(j Job) string {
+	gvk := GroupVersionKind(j.Kind)
+	return strings.ToLower(gvk.Kind) + "." + gvk.Group + "/" + j.Name
+}
+
 // ParseRef reads a job reference: NAME, KIND/NAME, or kubectl's
 // KIND.GROUP/NAME (mpijob.kubeflow.org/pi, as `-o name` writes it), into
 // the KIND/NAME or NAME Get takes.

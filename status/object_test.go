@@ -36,6 +36,8 @@ func TestADocumentIsShapedLikeItsOperatorsObject(t *testing.T) {
 func TestRefsRoundTrip(t *testing.T) {
 	j := Job{Name: "train", Kind: "TrainJob"}
 	assert.Equal(t, "trainjob/train", Ref(j))
+	assert.Equal(t, "trainjob.trainer.kubeflow.org/train", Name(j), "as -o name writes it")
+	assert.Equal(t, "trainjob/train", ParseRef(Name(j)))
 	for in, want := range map[string]string{
 		"train":                               "train",
 		"trainjob/train":                      "trainjob/train",

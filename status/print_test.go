@@ -24,7 +24,7 @@ func listed(t *testing.T) []status.Job {
 func TestWriteTable(t *testing.T) {
 	now := created.Add(time.Hour)
 	var b bytes.Buffer
-	require.NoError(t, status.WriteTable(&b, listed(t), printers.PrintOptions{WithNamespace: true}, now))
+	require.NoError(t, writeTable(&b, listed(t), printers.PrintOptions{WithNamespace: true}, now))
 	assert.Equal(t, `NAMESPACE   NAME   KIND     PHASE        READY   RESTARTS   AGE
 research    pi     MPIJob   Running      3/3     0          50m
 research    sac    DIJob    Restarting   1/2     0          60m
@@ -33,13 +33,13 @@ team-b      sac    DIJob    Running      1/1     0          60s
 `, b.String())
 
 	b.Reset()
-	require.NoError(t, status.WriteTable(&b, listed(t)[:1], printers.PrintOptions{}, now))
+	require.NoError(t, writeTable(&b, listed(t)[:1], printers.PrintOptions{}, now))
 	assert.Equal(t, `NAME   KIND     PHASE     READY   RESTARTS   AGE
 pi     MPIJob   Running   3/3     0          50m
 `, b.String())
 
 	b.Reset()
-	require.NoError(t, status.WriteTable(&b, []status.Job{{Name: "new"}}, printers.PrintOptions{}, now))
+	require.NoError(t, writeTable(&b, []status.Job{{Name: "new"}}, printers.PrintOptions{}, now))
 	assert.Contains(t, b.String(), "<unknown>", "a job without a creation time has no age")
 }
 

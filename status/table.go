@@ -4,13 +4,11 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
-	"io"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
-	"k8s.io/cli-runtime/pkg/printers"
 )
 
 // none is what kubectl writes in a cell that has nothing to say.
@@ -58,14 +56,6 @@ func TableOf(jobs []Job, now time.Time) *metav1.Table {
 		})
 	}
 	return t
-}
-
-// WriteTable prints the jobs as kubectl prints a table: opts.WithNamespace
-// adds NAMESPACE first (for -A), opts.Wide the columns of priority 1 (-o
-// wide), opts.NoHeaders leaves the header out. Nothing is printed for no
-// job: kubectl says so on standard error instead (NoneFound).
-func WriteTable(w io.Writer, jobs []Job, opts printers.PrintOptions, now time.Time) error {
-	return printers.NewTablePrinter(opts).PrintObj(TableOf(jobs, now), w)
 }
 
 // age is how long ago the job was created, as kubectl writes it.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -19,6 +20,7 @@ import (
 	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/status"
 	"github.com/trainfn/trainfn/status/internal/fixture"
+	"github.com/trainfn/trainfn/status/output"
 	"github.com/trainfn/trainfn/status/phase"
 )
 
@@ -106,7 +108,7 @@ func TestTableGolden(t *testing.T) {
 		"table-wide.golden":       {WithNamespace: true, Wide: true},
 	} {
 		var b bytes.Buffer
-		require.NoError(t, status.WriteTable(&b, jobs, opts, now))
+		require.NoError(t, writeTable(&b, jobs, opts, now))
 		golden(t, name, b.Bytes())
 	}
 
@@ -139,6 +141,20 @@ func TestTableOf(t *testing.T) {
 	}
 
 	var b bytes.Buffer
-	require.NoError(t, status.WriteTable(&b, nil, printers.PrintOptions{}, now))
+	require.NoError(t, writeTable(&b, nil, printers.PrintOptions{}, now))
 	assert.Empty(t, b.String(), "no job, no header: NoneFound says so")
+}
+
+// writeTable prints jobs as `trainfn status` does, through its printer.
+func writeTable(w io.Writer, jobs []status.Job, opts printers.PrintOptions, now time.Time) error {
+	format := ""
+	if opts.Wide {
+		format = "wide"
+	}
+	p, err := output.New(format, opts.NoHeaders, opts.WithNamespace)
+	if err != nil {
+		return err
+	}
+	p.Now = func() time.Time { return now }
+	return p.Print(w, jobs, false)
 }

@@ -58,7 +58,16 @@ status changes, until interrupted.`,
 				if err != nil {
 					return fail(stderr, err)
 				}
-				err = f.Watch(ctx, src.find(args), func(jobs []status.Job) error { return printer.Print(stdout, jobs, one) })
+				// Each change is printed as an object of its own, as
+				// kubectl get -w prints each event's.
+				err = f.Watch(ctx, src.find(args), func(jobs []status.Job) error {
+					for _, j := range jobs {
+						if err := printer.Print(stdout, []status.Job{j}, true); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
 				return fail(stderr, err)
 			}
 			jobs, err := src.find(args)(cmd.Context(), src.lister)

@@ -32,7 +32,7 @@ each --for: condition=TYPE[=VALUE] (a condition of the job's status: Created,
 Running, Restarting, Suspended, Succeeded, Failed, and Complete for a
 TrainJob; VALUE True by default, both compared in any case), or
 jsonpath='{PATH}'[=VALUE] on the job's document as status -o json writes it.
-It prints "KIND/JOB condition met" for each.
+It prints "KIND.GROUP/JOB condition met" for each, as kubectl wait does.
 
 It exits 0 when all are met, and 1 as soon as one cannot be: the job ended
 (Succeeded or Failed) without meeting it, with the job's reason; or when
@@ -127,7 +127,7 @@ func met(jobs []status.Job, conds []waitfor.For) (bool, error) {
 				return false, err
 			}
 			if why := waitfor.Never(doc, ok); why != "" {
-				return false, &metError{status.Ref(j), fmt.Sprintf("%s will not be met: %s", c, why)}
+				return false, &metError{status.Name(j), fmt.Sprintf("%s will not be met: %s", c, why)}
 			}
 			all = all && ok
 		}
@@ -135,7 +135,7 @@ func met(jobs []status.Job, conds []waitfor.For) (bool, error) {
 	return all, nil
 }
 
-// reportWait writes "KIND/JOB condition met" for each job, as kubectl wait
+// reportWait writes "KIND.GROUP/JOB condition met" for each job, as kubectl wait
 // does, or says what timed out.
 func reportWait(stdout io.Writer, err error, refs []string, conds []waitfor.For, metBy []status.Job) error {
 	if errors.Is(err, errTimedOut) {
@@ -149,7 +149,7 @@ func reportWait(stdout io.Writer, err error, refs []string, conds []waitfor.For,
 		return err
 	}
 	for _, j := range metBy {
-		fmt.Fprintf(stdout, "%s condition met\n", status.Ref(j))
+		fmt.Fprintf(stdout, "%s condition met\n", status.Name(j))
 	}
 	return nil
 }

@@ -3,18 +3,16 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"os/exec"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/trainfn/trainfn/test/testtool"
 )
 
 // followJobs are the jobs TestStatusFollowsAndWaits follows: ok ends well,
@@ -77,13 +75,13 @@ func TestStatusFollowsAndWaits(t *testing.T) {
 	}
 	conn := []string{"--kubeconfig", kube.Kubeconfig, "-n", ns}
 
-	watch := startTrainfn(t, trainfn, append([]string{"status", "-w", "--no-headers", "-l", "team=follow"}, conn...)...)
-	succeeded := startTrainfn(t, trainfn, append([]string{"wait", "ok", "--for=condition=Succeeded", "--timeout=2m"}, conn...)...)
-	failed := startTrainfn(t, trainfn, append([]string{"wait", "pytorchjob/bad", "--for=condition=Succeeded", "--timeout=2m"}, conn...)...)
+	watch := testtool.Start(t, trainfn, append([]string{"status", "-w", "--no-headers", "-l", "team=follow"}, conn...)...)
+	succeeded := testtool.Start(t, trainfn, append([]string{"wait", "ok", "--for=condition=Succeeded", "--timeout=2m"}, conn...)...)
+	failed := testtool.Start(t, trainfn, append([]string{"wait", "pytorchjob/bad", "--for=condition=Succeeded", "--timeout=2m"}, conn...)...)
 
 	r := runStatus(t, trainfn, append([]string{"wait", "ok", "bad", "--for=condition=Running", "--timeout=1m"}, conn...)...)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Equal(t, "pytorchjob/ok condition met\npytorchjob/bad condition met\n", r.stdout)
+	assert.Equal(t, "pytorchjob.kubeflow.org/ok condition met\npytorchjob.kubeflow.org/bad condition met\n", r.stdout)
 	r = runStatus(t, trainfn, append([]string{"wait", "ok", "--for=condition=Succeeded", "--timeout=0"}, conn...)...)
 	assert.Equal(t, 1, r.code, "--timeout=0 checks once: %s", r.stderr)
 	assert.Contains(t, r.stderr, "timed out waiting for condition=Succeeded on ok")
@@ -91,19 +89,20 @@ func TestStatusFollowsAndWaits(t *testing.T) {
 	updatePodStatus(t, ns, "batch.kubernetes.io/job-name=ok-master", func(p *corev1.Pod) { exitPod(p, 0) })
 	updatePodStatus(t, ns, "batch.kubernetes.io/job-name=bad-worker-0", func(p *corev1.Pod) { exitPod(p, 1) })
 
-	ok := succeeded.wait(t)
-	assert.Equal(t, statusRun{stdout: "pytorchjob/ok condition met\n"}, ok)
-	bad := failed.wait(t)
+	ok := ran(succeeded.Wait(t, 3*time.Minute))
+	assert.Equal(t, statusRun{stdout: "pytorchjob.kubeflow.org/ok condition met\n"}, ok)
+	bad := ran(failed.Wait(t, 3*time.Minute))
 	assert.Equal(t, 1, bad.code, bad.stderr)
 	assert.Empty(t, bad.stdout)
-	assert.Contains(t, bad.stderr, "pytorchjob/bad: condition=Succeeded will not be met: the job Failed (")
+	assert.Contains(t, bad.stderr, "pytorchjob.kubeflow.org/bad: condition=Succeeded will not be met: the job Failed (")
 	assert.Contains(t, bad.stderr, "BackoffLimitExceeded")
 
 	// -w printed each job as it changed, ending with its end.
 	awaitStatus(t, status, ns, map[string]string{
 		"ok": "PyTorchJob Succeeded 0/0 0", "bad": "PyTorchJob Failed 0/0 1", // the failed pod counts as replaced
 	})
-	out := watch.stop(t)
+	out := ran(watch.Interrupt(t))
+	assert.Equal(t, 0, out.code, "an interrupted watch exits 0: %s", out.stderr)
 	phases := map[string][]string{}
 	for _, line := range strings.Split(strings.TrimSpace(out.stdout), "\n") {
 		if f := strings.Fields(line); len(f) >= 3 {
@@ -124,59 +123,7 @@ func last(s []string) string {
 	return s[len(s)-1]
 }
 
-// background is a trainfn started and not yet waited for.
-type background struct {
-	cmd            *exec.Cmd
-	stdout, stderr *lockedBuffer
-}
-
-func startTrainfn(t *testing.T, trainfn string, args ...string) *background {
-	t.Helper()
-	b := &background{cmd: exec.Command(trainfn, args...), stdout: &lockedBuffer{}, stderr: &lockedBuffer{}}
-	b.cmd.Stdout, b.cmd.Stderr = b.stdout, b.stderr
-	require.NoError(t, b.cmd.Start())
-	t.Cleanup(func() { _ = b.cmd.Process.Kill() })
-	return b
-}
-
-// wait waits for the command to end by itself.
-func (b *background) wait(t *testing.T) statusRun {
-	t.Helper()
-	// How it ended is read from its ProcessState.
-	done := make(chan struct{})
-	go func() { _ = b.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(3 * time.Minute):
-		t.Fatalf("trainfn %s did not end; stderr: %s", strings.Join(b.cmd.Args[1:], " "), b.stderr.String())
-	}
-	return statusRun{code: b.cmd.ProcessState.ExitCode(), stdout: b.stdout.String(), stderr: b.stderr.String()}
-}
-
-// stop interrupts the command, as a user's ^C does, and says how it ended.
-func (b *background) stop(t *testing.T) statusRun {
-	t.Helper()
-	require.NoError(t, b.cmd.Process.Signal(syscall.SIGINT))
-	r := b.wait(t)
-	assert.Equal(t, 0, r.code, "an interrupted watch exits 0: %s", r.stderr)
-	return r
-}
-
-// lockedBuffer is written by a command's output copier and read by the
-// test.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
+// ran is how a background trainfn ended, as runStatus reports it.
+func ran(e testtool.Ended) statusRun {
+	return statusRun{code: e.Code, stdout: e.Stdout, stderr: e.Stderr}
 }

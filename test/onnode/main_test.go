@@ -57,8 +57,9 @@ func run(m *testing.M) int {
 	// and DIJobs on, as their users turn them on; without the allocator,
 	// which rebalances preemptible DIJobs every period, a DIJob's worker
 	// count is what the DI server API makes it: TestDIJobCallsTheDIServer
-	// reads each count it asked for.
-	if err = kube.InstallReconciler(ctx, helm, repoRoot(), "diJobs.enabled=true", "allocator.enabled=false"); err != nil {
+	// reads each count it asked for. The progress server on, as users of
+	// progress reporting turn it on.
+	if err = kube.InstallReconciler(ctx, helm, repoRoot(), "diJobs.enabled=true", "allocator.enabled=false", "progress.enabled=true"); err != nil {
 		fmt.Fprintln(os.Stderr, "onnode: installing the reconciler:", err)
 		return 1
 	}

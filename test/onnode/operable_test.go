@@ -10,8 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -36,28 +34,29 @@ func TestOperableJobs(t *testing.T) {
 	t.Parallel()
 	ns := kube.Namespace(t)
 	conn := []string{"--kubeconfig", kube.Kubeconfig, "-n", ns}
-	watch := startTrainfn(t, append([]string{"status", "-w", "-o", conditionsLine}, conn...)...)
+	watch := testtool.Start(t, trainfn, append([]string{"status", "-w", "-o", conditionsLine}, conn...)...)
 	s := submitTo(t, ns, []string{"testdata/torch-progress.yaml", "testdata/torch-fails.yaml"}, nil)
 
-	succeeded := startTrainfn(t, append([]string{"wait", "progress", "--for=condition=Succeeded", "--timeout=" + jobTimeout.String()}, conn...)...)
-	failed := startTrainfn(t, append([]string{"wait", "fails", "--for=condition=Succeeded", "--timeout=" + jobTimeout.String()}, conn...)...)
+	succeeded := testtool.Start(t, trainfn, append([]string{"wait", "progress", "--for=condition=Succeeded", "--timeout=" + jobTimeout.String()}, conn...)...)
+	failed := testtool.Start(t, trainfn, append([]string{"wait", "fails", "--for=condition=Succeeded", "--timeout=" + jobTimeout.String()}, conn...)...)
 
 	running := runTrainfn(t, append([]string{"wait", "progress", "--for=condition=Running", "--timeout=" + jobTimeout.String()}, conn...)...)
 	require.Equal(t, 0, running.code, running.stderr)
 	assert.Equal(t, "Progressing", argoHealth(t, s, "progress"), "a running job")
 
-	ok := succeeded.wait(t, jobTimeout)
+	ok := ended(succeeded.Wait(t, jobTimeout+time.Minute))
 	require.Equal(t, 0, ok.code, "%s\n%s", ok.stderr, s.logs("training.kubeflow.org/job-name=progress", ""))
-	assert.Equal(t, "pytorchjob/progress condition met\n", ok.stdout)
-	bad := failed.wait(t, jobTimeout)
+	assert.Equal(t, "pytorchjob.kubeflow.org/progress condition met\n", ok.stdout)
+	bad := ended(failed.Wait(t, jobTimeout+time.Minute))
 	assert.Equal(t, 1, bad.code, bad.stderr)
-	assert.Contains(t, bad.stderr, "pytorchjob/fails: condition=Succeeded will not be met: the job Failed (BackoffLimitExceeded)")
+	assert.Contains(t, bad.stderr, "pytorchjob.kubeflow.org/fails: condition=Succeeded will not be met: the job Failed (BackoffLimitExceeded)")
 
 	// The reconciler has stopped what it stops, and Argo CD sees the end.
 	assert.Eventually(t, func() bool { return argoHealth(t, s, "progress") == "Healthy" }, time.Minute, time.Second, "a succeeded job")
 	assert.Eventually(t, func() bool { return argoHealth(t, s, "fails") == "Degraded" }, time.Minute, time.Second, "a failed job")
 
-	out := watch.stop(t)
+	out := ended(watch.Interrupt(t))
+	assert.Equal(t, 0, out.code, "an interrupted watch exits 0: %s", out.stderr)
 	t.Logf("trainfn status -w:\n%s", out.stdout)
 	seen := map[string][]string{}
 	for _, line := range strings.Split(strings.TrimSpace(out.stdout), "\n") {
@@ -137,6 +136,9 @@ func reconcilerMetrics(t *testing.T) string {
 	return string(out)
 }
 
+// ended reads how a background trainfn ended as runTrainfn reports it.
+func ended(e testtool.Ended) ran { return ran{e.Code, e.Stdout, e.Stderr} }
+
 // ran is how a run of trainfn ended.
 type ran struct {
 	code           int
@@ -154,60 +156,4 @@ func runTrainfn(t *testing.T, args ...string) ran {
 		t.Fatalf("trainfn %s: %v", strings.Join(args, " "), err)
 	}
 	return ran{cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()}
-}
-
-// started is a trainfn running in the background.
-type started struct {
-	cmd            *exec.Cmd
-	stdout, stderr *syncBuffer
-}
-
-func startTrainfn(t *testing.T, args ...string) *started {
-	t.Helper()
-	s := &started{cmd: exec.Command(trainfn, args...), stdout: &syncBuffer{}, stderr: &syncBuffer{}}
-	s.cmd.Stdout, s.cmd.Stderr = s.stdout, s.stderr
-	require.NoError(t, s.cmd.Start())
-	t.Cleanup(func() { _ = s.cmd.Process.Kill() })
-	return s
-}
-
-func (s *started) wait(t *testing.T, within time.Duration) ran {
-	t.Helper()
-	// How it ended is read from its ProcessState.
-	done := make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(within + time.Minute):
-		t.Fatalf("trainfn %s did not end: %s", strings.Join(s.cmd.Args[1:], " "), s.stderr.String())
-	}
-	return ran{s.cmd.ProcessState.ExitCode(), s.stdout.String(), s.stderr.String()}
-}
-
-// stop interrupts it, as ^C does.
-func (s *started) stop(t *testing.T) ran {
-	t.Helper()
-	require.NoError(t, s.cmd.Process.Signal(syscall.SIGINT))
-	r := s.wait(t, time.Minute)
-	assert.Equal(t, 0, r.code, r.stderr)
-	return r
-}
-
-// syncBuffer is written by a command's output copier and read by the
-// test.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -35,7 +35,7 @@ func installFor(t *testing.T, ns string) *cluster.ReconcilerInstall {
 	if in, ok := installs.Load(ns); ok {
 		return in.(*cluster.ReconcilerInstall)
 	}
-	in := install(t, "r-"+ns, ns, "--set", "watchNamespaces={"+ns+"}", "--set", "diJobs.enabled=true")
+	in := install(t, "r-"+ns, ns, "--set", "watchNamespaces={"+ns+"}", "--set", "diJobs.enabled=true,progress.enabled=true")
 	installs.Store(ns, in)
 	return in
 }
