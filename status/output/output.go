@@ -24,6 +24,11 @@ var Formats = []string{"wide", "name", "json", "yaml", "jsonpath=", "jsonpath-as
 type Printer struct {
 	table   bool
 	printer printers.ResourcePrinter
+	// fresh makes the template formats' printer anew for each Print:
+	// client-go's JSONPath keeps the state of a range it ran, and a
+	// second object printed by the same one fails ("not in range,
+	// nothing to end"), which `status -w` would hit at its second change.
+	fresh func() (printers.ResourcePrinter, error)
 	// Now is the clock the table's ages are measured on.
 	Now func() time.Time
 }
@@ -47,11 +52,16 @@ func New(format string, noHeaders, withNamespace bool) (*Printer, error) {
 	case format == "yaml":
 		p.printer = &printers.YAMLPrinter{}
 	case hasArg && (name == "jsonpath" || name == "jsonpath-as-json" || name == "jsonpath-file"):
-		p.printer, err = jsonPath(name, arg)
+		p.fresh = func() (printers.ResourcePrinter, error) { return jsonPath(name, arg) }
 	case hasArg && (name == "go-template" || name == "go-template-file"):
-		p.printer, err = goTemplate(name, arg)
+		p.fresh = func() (printers.ResourcePrinter, error) { return goTemplate(name, arg) }
 	default:
 		return nil, fmt.Errorf("unknown output format %q: want one of %s", format, strings.Join(Formats, ", "))
+	}
+	if p.fresh != nil {
+		// The template is read and parsed now, so that a bad one is a
+		// mistake in the command line, before anything is listed.
+		p.printer, err = p.fresh()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("output format %s: %w", name, err)
@@ -116,7 +126,13 @@ func (p *Printer) Print(w io.Writer, jobs []status.Job, one bool) error {
 	if err != nil {
 		return err
 	}
-	return p.printer.PrintObj(obj, w)
+	printer := p.printer
+	if p.fresh != nil {
+		if printer, err = p.fresh(); err != nil {
+			return err
+		}
+	}
+	return printer.PrintObj(obj, w)
 }
 
 func (p *Printer) printTable(w io.Writer, jobs []status.Job) error {
