@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -98,6 +99,24 @@ func (s *TrainerStatus) validate() field.ErrorList {
 		errs = append(errs, field.Required(path.Child("lastUpdatedTime"), "when trainerStatus is given"))
 	}
 	return errs
+}
+
+// MaxClockSkew is how far ahead of the server's clock a report's
+// lastUpdatedTime may be. The time is the pod's clock and orders nothing
+// here (the server's acceptance does), but it is shown as when the
+// progress was measured: a report dated later than clocks synchronized by
+// NTP drift apart comes from a broken clock, and would read as fresh for
+// as long as that clock is ahead. Five minutes is Kerberos' customary
+// bound on the skew between hosts.
+const MaxClockSkew = 5 * time.Minute
+
+// checkClock refuses a report dated more than MaxClockSkew after now.
+func (s *TrainerStatus) checkClock(now time.Time) field.ErrorList {
+	if s.LastUpdatedTime.After(now.Add(MaxClockSkew)) {
+		return field.ErrorList{field.Invalid(field.NewPath("trainerStatus", "lastUpdatedTime"), s.LastUpdatedTime.UTC().Format(time.RFC3339),
+			fmt.Sprintf("more than %s after the server's clock (%s)", MaxClockSkew, now.UTC().Format(time.RFC3339)))}
+	}
+	return nil
 }
 
 func checkLength(path *field.Path, v string) field.ErrorList {

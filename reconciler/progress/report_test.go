@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -78,4 +79,17 @@ func manyMetrics(n int) string {
 		items[i] = `{"name": "m` + strings.Repeat("x", 60) + string(rune('a'+i%26)) + `", "value": "` + strings.Repeat("9", 64) + `"}`
 	}
 	return "[" + strings.Join(items, ",") + "]"
+}
+
+// A report dated further ahead than clocks drift is refused, naming the
+// field; one within the bound is taken.
+func TestCheckClockRefusesReportsFromTheFuture(t *testing.T) {
+	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	assert.Empty(t, report(1, now.Add(MaxClockSkew)).checkClock(now))
+	assert.Empty(t, report(1, now.Add(-24*time.Hour)).checkClock(now))
+	errs := report(1, now.Add(MaxClockSkew+time.Second)).checkClock(now)
+	require.Len(t, errs, 1)
+	s := invalid(errs).status
+	assert.Equal(t, int32(http.StatusUnprocessableEntity), s.Code)
+	assert.Equal(t, "trainerStatus.lastUpdatedTime", s.Details.Causes[0].Field)
 }

@@ -48,6 +48,7 @@ type server struct {
 	reviewer   *reviewer
 	jobs       *jobBuckets
 	recorder   *recorder
+	now        func() time.Time
 }
 
 // New returns the progress API's handler: POST of a report to a job's
@@ -83,6 +84,7 @@ func New(cfg Config) (*Handler, error) {
 		},
 		jobs:     newJobBuckets(JobRate, JobBurst, cfg.Now),
 		recorder: newRecorder(cfg.Cache, write.Writer{Client: cfg.Writer, Writes: writes}, cfg.WriteInterval, cfg.Log, cfg.Now),
+		now:      cfg.Now,
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc(Pattern, s.report)
@@ -139,7 +141,7 @@ func (s *server) accept(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		return nil, refused
 	}
 	if req.TrainerStatus != nil {
-		if errs := req.TrainerStatus.validate(); len(errs) > 0 {
+		if errs := append(req.TrainerStatus.validate(), req.TrainerStatus.checkClock(s.now())...); len(errs) > 0 {
 			return nil, invalid(errs)
 		}
 	}
