@@ -46,7 +46,7 @@ type server struct {
 	log        logr.Logger
 	metrics    *Metrics
 	reviewer   *reviewer
-	jobs       *jobBuckets
+	jobs       *keyedBuckets[observed.Key]
 	recorder   *recorder
 	now        func() time.Time
 }
@@ -79,8 +79,10 @@ func New(cfg Config) (*Handler, error) {
 		metrics:    cfg.Metrics,
 		reviewer: &reviewer{
 			client: cfg.Writer, cache: cfg.Cache,
-			bucket:  newBucket(ReviewRate, ReviewBurst, "reviews of new bearer tokens"),
-			reviews: expiring.New[[32]byte, reviewedPod](ReviewCacheTTL, maxCachedReviews, cfg.Now),
+			bucket:    newBucket(ReviewRate, ReviewBurst, "reviews of new bearer tokens"),
+			addresses: newAddressBuckets(AddressReviewRate, AddressReviewBurst, cfg.Now),
+			now:       cfg.Now,
+			reviews:   expiring.New[[32]byte, reviewedPod](ReviewCacheTTL, maxCachedReviews, cfg.Now),
 		},
 		jobs:     newJobBuckets(JobRate, JobBurst, cfg.Now),
 		recorder: newRecorder(cfg.Cache, write.Writer{Client: cfg.Writer, Writes: writes}, cfg.WriteInterval, cfg.Log, cfg.Now),
