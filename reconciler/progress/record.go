@@ -15,6 +15,7 @@ import (
 	"github.com/trainfn/trainfn/reconciler/observed"
 	"github.com/trainfn/trainfn/reconciler/write"
 	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/status/phase"
 )
 
 // WriteInterval is how often a job's report is written at most: reports
@@ -149,9 +150,9 @@ func (r *recorder) write(ctx context.Context, key observed.Key, s *TrainerStatus
 	return err
 }
 
-// firstWorkload is the workload of first rank 0, else the first by name,
-// of the job's Jobs and StatefulSets: where the reconciler records a job's
-// phase and status (see phase.Recorded). nil when the job has none.
+// firstWorkload is the job's first workload (phase.FirstWorkload), of its
+// Jobs and StatefulSets in the cache: where the reconciler records a job's
+// phase and progress. nil when the job has none.
 func firstWorkload(ctx context.Context, c client.Reader, key observed.Key) (client.Object, error) {
 	selector, err := key.Selector()
 	if err != nil {
@@ -165,20 +166,5 @@ func firstWorkload(ctx context.Context, c client.Reader, key observed.Key) (clie
 			return nil, err
 		}
 	}
-	rank0 := func(w client.Object) bool { return w.GetAnnotations()[handoff.FirstRank] == "0" }
-	// Jobs come first, so that of a Job and a StatefulSet of one name the
-	// Job is first, as phase.Recorded orders them.
-	var first client.Object
-	consider := func(w client.Object) {
-		if first == nil || rank0(w) && !rank0(first) || rank0(w) == rank0(first) && w.GetName() < first.GetName() {
-			first = w
-		}
-	}
-	for i := range jobs.Items {
-		consider(&jobs.Items[i])
-	}
-	for i := range sets.Items {
-		consider(&sets.Items[i])
-	}
-	return first, nil
+	return phase.FirstWorkload(phase.Objects{Jobs: jobs.Items, StatefulSets: sets.Items}), nil
 }

@@ -10,6 +10,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -20,6 +21,7 @@ import (
 	"github.com/trainfn/trainfn/reconciler/observed"
 	"github.com/trainfn/trainfn/reconciler/write"
 	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/status/phase"
 )
 
 var testJob = observed.Key{Namespace: "team", Kind: handoff.PyTorchJobKind, Name: "pi"}
@@ -137,4 +139,46 @@ func value(m prometheus.Metric) float64 {
 		return out.Gauge.GetValue()
 	}
 	return out.Counter.GetValue()
+}
+
+// The recorder writes a report on the workload phase.FirstWorkload names,
+// which is where `trainfn status` reads it (phase.RecordedAnnotation),
+// whatever the others carry.
+func TestRecorderWritesWhereStatusReads(t *testing.T) {
+	labels := func() map[string]string {
+		l := handoff.JobLabels(testJob.Name)
+		l[handoff.KindLabel] = testJob.Kind
+		return l
+	}
+	meta := func(name, rank string) metav1.ObjectMeta {
+		a := map[string]string{handoff.TrainerStatus: `{"progressPercentage":1,"lastUpdatedTime":"2026-01-01T00:00:00Z"}`}
+		if rank != "" {
+			a[handoff.FirstRank] = rank
+		}
+		return metav1.ObjectMeta{Namespace: testJob.Namespace, Name: name, Labels: labels(), Annotations: a}
+	}
+	for name, objs := range map[string][]client.Object{
+		"the launcher before the workers":        {&batchv1.Job{ObjectMeta: meta("pi-worker", "")}, &batchv1.Job{ObjectMeta: meta("pi-launcher", "")}},
+		"a Job before a StatefulSet of its name": {&appsv1.StatefulSet{ObjectMeta: meta("pi-worker", "")}, &batchv1.Job{ObjectMeta: meta("pi-worker", "")}},
+		"rank 0, whatever its name":              {&batchv1.Job{ObjectMeta: meta("pi-a", "1")}, &appsv1.StatefulSet{ObjectMeta: meta("pi-b", "0")}},
+		"of two of rank 0, the first by name":    {&batchv1.Job{ObjectMeta: meta("pi-b", "0")}, &batchv1.Job{ObjectMeta: meta("pi-a", "0")}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := fakeCluster(objs...)
+			now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+			r := newRecorder(c, write.Writer{Client: c, Writes: writes()}, WriteInterval, logr.Discard(), func() time.Time { return now })
+			s := report(77, now)
+			require.NoError(t, r.write(context.Background(), testJob, s))
+
+			var objs phase.Objects
+			var jobs batchv1.JobList
+			var sets appsv1.StatefulSetList
+			require.NoError(t, c.List(context.Background(), &jobs))
+			require.NoError(t, c.List(context.Background(), &sets))
+			objs.Jobs, objs.StatefulSets = jobs.Items, sets.Items
+			want := string(mustJSON(t, s))
+			assert.Equal(t, want, phase.FirstWorkload(objs).GetAnnotations()[handoff.TrainerStatus])
+			assert.Equal(t, want, phase.RecordedAnnotation(objs, handoff.TrainerStatus, func(string) bool { return true }))
+		})
+	}
 }
