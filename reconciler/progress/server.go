@@ -143,7 +143,7 @@ func (s *server) accept(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		return nil, refused
 	}
 	if req.TrainerStatus != nil {
-		if errs := append(req.TrainerStatus.validate(), req.TrainerStatus.checkClock(s.now())...); len(errs) > 0 {
+		if errs := append(validate(req.TrainerStatus), checkClock(req.TrainerStatus, s.now())...); len(errs) > 0 {
 			return nil, invalid(errs)
 		}
 	}
