@@ -18,21 +18,27 @@ import (
 	"github.com/trainfn/trainfn/reconciler/write"
 )
 
-// Config is what the progress server reads and writes through.
+// Config is the progress server's clients and settings.
 type Config struct {
-	// Cache answers every read: the caller's pod and the job's workloads.
+	// Cache answers every read, so that a report costs the API server no
+	// read: the caller's pod, and the job's workloads.
 	Cache client.Reader
 	// Writer creates TokenReviews and patches the job's first workload.
 	Writer client.Client
-	// Namespaces, when any, are the only ones served.
+	// Namespaces, when any, are the only ones served (404 for another):
+	// the cache watches no other, so no other's caller could be checked.
 	Namespaces []string
 	Log        logr.Logger
 	Metrics    *Metrics
-	// Writes counts the writes with the reconciler's others.
+	// Writes counts the writes with the reconciler's others, so that its
+	// load on the API server is one metric.
 	Writes *prometheus.CounterVec
-	// WriteInterval is WriteInterval when zero.
+	// WriteInterval bounds each job's writes; zero is the package's
+	// WriteInterval, and tests set their own.
 	WriteInterval time.Duration
-	Now           func() time.Time
+	// Now is the clock of the per-job and per-address buckets, the review
+	// cache and the check of a report's lastUpdatedTime; time.Now when nil.
+	Now func() time.Time
 }
 
 // Handler serves the progress API.
