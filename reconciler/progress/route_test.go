@@ -119,7 +119,7 @@ func TestJobBucketsAreBounded(t *testing.T) {
 		require.Nil(t, b.take(busy))
 	}
 	for i := range maxKeyedBuckets + 10 {
-		b.take(observed.Key{Namespace: "a", Kind: "PyTorchJob", Name: "job-" + strconv.Itoa(i)})
+		require.Nil(t, b.take(observed.Key{Namespace: "a", Kind: "PyTorchJob", Name: "job-" + strconv.Itoa(i)}), "a new job's bucket is full")
 		assert.LessOrEqual(t, len(b.buckets), maxKeyedBuckets)
 	}
 	// Every other bucket still holds two of its three tokens: none is
@@ -129,7 +129,7 @@ func TestJobBucketsAreBounded(t *testing.T) {
 		assert.NotNil(t, b.take(busy), "a bucket kept keeps its count")
 	}
 	now = now.Add(time.Hour)
-	b.take(observed.Key{Namespace: "a", Kind: "PyTorchJob", Name: "new"})
+	require.Nil(t, b.take(observed.Key{Namespace: "a", Kind: "PyTorchJob", Name: "new"}))
 	assert.Len(t, b.buckets, 1, "an hour on, every bucket is full and forgotten for a new one")
 }
 
