@@ -44,10 +44,10 @@ type pending struct {
 	status    *TrainerStatus
 	scheduled bool
 	lastWrite time.Time
-	// writing is how many of its writes are under way; writes takes
-	// turns between them, each taking the report to write only once the
-	// one before is done, so that the job's reports land in the order
-	// they were accepted even when a write outlasts an interval.
+	// writing counts the job's writes under way, which take turns
+	// (writes): each takes the report to write once the one before is
+	// done, so that the job's reports land in the order they were
+	// accepted even when a write outlasts an interval.
 	writing int
 	writes  sync.Mutex
 }
