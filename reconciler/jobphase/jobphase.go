@@ -19,12 +19,10 @@ import (
 	"slices"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
@@ -54,11 +52,11 @@ type Recorder struct {
 // announces the change. A job whose workloads name no kind (labelled by
 // hand) has no reason to announce it under, and is left alone.
 func (r *Recorder) Record(ctx context.Context, j *observed.Job) error {
-	primary := FirstWorkload(j.Jobs, j.StatefulSets)
+	objs := phase.Objects{Jobs: j.Jobs, StatefulSets: j.StatefulSets, Pods: j.Pods}
+	primary := phase.FirstWorkload(objs)
 	if primary == nil || j.Kind == "" {
 		return nil
 	}
-	objs := phase.Objects{Jobs: j.Jobs, StatefulSets: j.StatefulSets, Pods: j.Pods}
 	prev := phase.Recorded(objs)
 	now := phase.Of(prev, objs)
 	if string(now.Phase) == primary.GetAnnotations()[handoff.Phase] {
@@ -131,33 +129,4 @@ func uncounted(j *observed.Job) bool {
 		}
 	}
 	return false
-}
-
-// FirstWorkload is the workload that carries the job's phase: the one of
-// first rank 0 (a DIJob's), else the first by name, a Job before a
-// StatefulSet of the same name; the workload phase.Recorded reads first.
-// nil when the job has no workload.
-func FirstWorkload(jobs []batchv1.Job, sets []appsv1.StatefulSet) client.Object {
-	var first client.Object
-	consider := func(w client.Object) bool {
-		if w.GetAnnotations()[handoff.FirstRank] == "0" {
-			first = w
-			return true
-		}
-		if first == nil || w.GetName() < first.GetName() {
-			first = w
-		}
-		return false
-	}
-	for i := range jobs {
-		if consider(&jobs[i]) {
-			return first
-		}
-	}
-	for i := range sets {
-		if consider(&sets[i]) {
-			return first
-		}
-	}
-	return first
 }

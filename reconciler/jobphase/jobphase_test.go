@@ -22,8 +22,8 @@ func statefulSet(name string, annotations map[string]string) appsv1.StatefulSet 
 	return appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: annotations}}
 }
 
-// TestFirstWorkload picks the workload phase.Recorded reads first, so that
-// what Record writes is what status reads back.
+// TestFirstWorkload: Record writes on the workload phase.Recorded reads
+// first, so that what it writes is what status reads back.
 func TestFirstWorkload(t *testing.T) {
 	rank := func(r string) map[string]string { return map[string]string{handoff.FirstRank: r} }
 	cases := []struct {
@@ -39,11 +39,13 @@ func TestFirstWorkload(t *testing.T) {
 		{"a StatefulSet first by name", []batchv1.Job{job("pi-z", nil)}, []appsv1.StatefulSet{statefulSet("pi-a", nil)}, "StatefulSet/pi-a"},
 		{"DIJob: rank 0, whatever its name", []batchv1.Job{job("di-a", rank("4")), job("di-b", rank("0"))}, nil, "Job/di-b"},
 		{"DIJob: a StatefulSet of rank 0", nil, []appsv1.StatefulSet{statefulSet("di-worker", rank("0"))}, "StatefulSet/di-worker"},
+		{"DIJob: a StatefulSet of rank 0 before a Job of another", []batchv1.Job{job("di-a", rank("1"))}, []appsv1.StatefulSet{statefulSet("di-b", rank("0"))}, "StatefulSet/di-b"},
+		{"of two of rank 0, the first by name", []batchv1.Job{job("di-b", rank("0")), job("di-a", rank("0"))}, nil, "Job/di-a"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			got := ""
-			if w := FirstWorkload(c.jobs, c.sets); w != nil {
+			if w := phase.FirstWorkload(phase.Objects{Jobs: c.jobs, StatefulSets: c.sets}); w != nil {
 				kind := "StatefulSet"
 				if _, ok := w.(*batchv1.Job); ok {
 					kind = "Job"
@@ -55,7 +57,7 @@ func TestFirstWorkload(t *testing.T) {
 			}
 			// Recorded reads back a phase written there, whatever the
 			// others carry.
-			if w := FirstWorkload(c.jobs, c.sets); w != nil {
+			if w := phase.FirstWorkload(phase.Objects{Jobs: c.jobs, StatefulSets: c.sets}); w != nil {
 				for i := range c.jobs {
 					c.jobs[i].Annotations = with(c.jobs[i].Annotations, handoff.Phase, string(phase.Starting))
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -49,14 +50,19 @@ type reviewedPod struct {
 	uid             types.UID
 }
 
-// reviewer authenticates pod-bound tokens by TokenReviews; reviews not in
-// its cache take a token of its bucket, so that a flood of made-up tokens
-// costs the API server a bounded number of reviews.
+// reviewer authenticates pod-bound tokens by TokenReviews. A token that
+// cannot be one (prefilter) is refused without one; reviews not in its
+// cache take a token of the caller's address's bucket, then of the one
+// bucket of all, so that a flood of made-up tokens costs the API server a
+// bounded number of reviews, and one caller's flood leaves the others
+// theirs.
 type reviewer struct {
-	client  client.Client
-	cache   client.Reader
-	bucket  *bucket
-	reviews *expiring.Cache[[sha256.Size]byte, reviewedPod]
+	client    client.Client
+	cache     client.Reader
+	bucket    *bucket
+	addresses *keyedBuckets[string]
+	reviews   *expiring.Cache[[sha256.Size]byte, reviewedPod]
+	now       func() time.Time
 }
 
 // authenticate is the pod of job key that sent r, or a refusal: the
@@ -67,7 +73,10 @@ func (v *reviewer) authenticate(ctx context.Context, r *http.Request, key observ
 	if bad != nil {
 		return nil, bad
 	}
-	bound, err := v.review(ctx, token)
+	if bad := prefilter(token, key.Namespace, v.now()); bad != nil {
+		return nil, bad
+	}
+	bound, err := v.review(ctx, token, remoteHost(r))
 	if err != nil {
 		return nil, err
 	}
@@ -95,11 +104,15 @@ func (v *reviewer) authenticate(ctx context.Context, r *http.Request, key observ
 	return &pod, nil
 }
 
-// review is the pod token is bound to, from the cache or a TokenReview.
-func (v *reviewer) review(ctx context.Context, token string) (reviewedPod, *refusal) {
+// review is the pod token is bound to, from the cache or a TokenReview
+// asked for by a caller at address.
+func (v *reviewer) review(ctx context.Context, token, address string) (reviewedPod, *refusal) {
 	key := sha256.Sum256([]byte(token))
 	if bound, ok := v.reviews.Get(key); ok {
 		return bound, nil
+	}
+	if over := v.addresses.take(address); over != nil {
+		return reviewedPod{}, over
 	}
 	if over := v.bucket.take(); over != nil {
 		return reviewedPod{}, over
@@ -140,6 +153,15 @@ func bearerToken(r *http.Request) (string, *refusal) {
 		return "", forbidden(`Authorization: want "Bearer <token>"`)
 	}
 	return token, nil
+}
+
+// remoteHost is the caller's address without its port: a client opens
+// connections from many ports.
+func remoteHost(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
 }
 
 func forbidden(message string) *refusal {

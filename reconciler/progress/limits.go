@@ -13,19 +13,26 @@ import (
 	"github.com/trainfn/trainfn/reconciler/observed"
 )
 
-// The bounds on reports. Kubeflow's clients report at most once every
-// 5 s, from one rank: a job may report once a second, and ten times at
-// once (several ranks reporting, a client that retries), before it is
-// answered 429. New tokens cost a TokenReview each: ten a second, and
-// fifty at once (a large job's pods starting together), across jobs.
+// The bounds on reports, on each replica. Kubeflow's clients report at
+// most once every 5 s, from one rank: a job may report once a second, and
+// ten times at once (several ranks reporting, a client that retries),
+// before it is answered 429. New tokens cost a TokenReview each: ten a
+// second, and fifty at once (a large job's pods starting together),
+// across jobs; of those, one remote address may ask two a second, and
+// twenty at once (the ranks of a node's pods on its host network, which
+// share its address), so that one caller's made-up tokens leave the
+// others' reviews be.
 const (
-	JobRate     = 1
-	JobBurst    = 10
-	ReviewRate  = 10
-	ReviewBurst = 50
-	// maxJobBuckets bounds the buckets kept; a full bucket, of a job
-	// that has not reported for a while, is forgotten first.
-	maxJobBuckets = 4096
+	JobRate            = 1
+	JobBurst           = 10
+	ReviewRate         = 10
+	ReviewBurst        = 50
+	AddressReviewRate  = 2
+	AddressReviewBurst = 20
+	// maxKeyedBuckets bounds the buckets kept per kind of key; a full
+	// bucket, of a job or address not heard from for a while, is
+	// forgotten first.
+	maxKeyedBuckets = 4096
 )
 
 // bucket is a token bucket that answers a request over its rate with 429
@@ -59,30 +66,44 @@ func (b *bucket) takeAt(now time.Time) *refusal {
 	return e
 }
 
-// jobBuckets are a bucket per job.
-type jobBuckets struct {
+// keyedBuckets are a bucket per key: per job, per remote address.
+type keyedBuckets[K comparable] struct {
 	perSecond float64
 	burst     int
 	now       func() time.Time
+	// what names the requests a key's bucket counts, for its 429.
+	what func(K) string
 
 	mu      sync.Mutex
-	buckets map[observed.Key]*bucket
+	buckets map[K]*bucket
 }
 
-func newJobBuckets(perSecond float64, burst int, now func() time.Time) *jobBuckets {
-	return &jobBuckets{perSecond: perSecond, burst: burst, now: now, buckets: map[observed.Key]*bucket{}}
+func newKeyedBuckets[K comparable](perSecond float64, burst int, now func() time.Time, what func(K) string) *keyedBuckets[K] {
+	return &keyedBuckets[K]{perSecond: perSecond, burst: burst, now: now, what: what, buckets: map[K]*bucket{}}
 }
 
-// take takes a token of the job's bucket, or refuses the request.
-func (j *jobBuckets) take(key observed.Key) *refusal {
+func newJobBuckets(perSecond float64, burst int, now func() time.Time) *keyedBuckets[observed.Key] {
+	return newKeyedBuckets(perSecond, burst, now, func(key observed.Key) string {
+		return "reports for " + key.Kind + " " + key.Namespace + "/" + key.Name
+	})
+}
+
+func newAddressBuckets(perSecond float64, burst int, now func() time.Time) *keyedBuckets[string] {
+	return newKeyedBuckets(perSecond, burst, now, func(address string) string {
+		return "reviews of new bearer tokens from " + address
+	})
+}
+
+// take takes a token of the key's bucket, or refuses the request.
+func (j *keyedBuckets[K]) take(key K) *refusal {
 	j.mu.Lock()
 	now := j.now()
 	b, ok := j.buckets[key]
 	if !ok {
-		if len(j.buckets) >= maxJobBuckets {
+		if len(j.buckets) >= maxKeyedBuckets {
 			j.forgetFull(now)
 		}
-		b = newBucket(j.perSecond, j.burst, "reports for "+key.Kind+" "+key.Namespace+"/"+key.Name)
+		b = newBucket(j.perSecond, j.burst, j.what(key))
 		j.buckets[key] = b
 	}
 	j.mu.Unlock()
@@ -90,16 +111,16 @@ func (j *jobBuckets) take(key observed.Key) *refusal {
 }
 
 // forgetFull forgets the buckets that are full, which a new bucket would
-// be too; if none is, one at random: under a flood of jobs the map stays
+// be too; if none is, one at random: under a flood of keys the map stays
 // its size.
-func (j *jobBuckets) forgetFull(now time.Time) {
+func (j *keyedBuckets[K]) forgetFull(now time.Time) {
 	for k, b := range j.buckets {
 		if b.limiter.TokensAt(now) >= float64(j.burst) {
 			delete(j.buckets, k)
 		}
 	}
 	for k := range j.buckets {
-		if len(j.buckets) < maxJobBuckets {
+		if len(j.buckets) < maxKeyedBuckets {
 			break
 		}
 		delete(j.buckets, k)

@@ -10,12 +10,12 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/trainfn/trainfn/reconciler/observed"
 	"github.com/trainfn/trainfn/reconciler/write"
 	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/status/phase"
 )
 
 // WriteInterval is how often a job's report is written at most: reports
@@ -31,6 +31,8 @@ type recorder struct {
 	interval time.Duration
 	log      logr.Logger
 	now      func() time.Time
+	// after runs a flush later: time.AfterFunc, but for tests.
+	after func(time.Duration, func())
 
 	mu   sync.Mutex
 	ctx  context.Context
@@ -42,13 +44,20 @@ type pending struct {
 	status    *TrainerStatus
 	scheduled bool
 	lastWrite time.Time
+	// writing counts the job's writes under way, which take turns
+	// (writes): each takes the report to write once the one before is
+	// done, so that the job's reports land in the order they were
+	// accepted even when a write outlasts an interval.
+	writing int
+	writes  sync.Mutex
 }
 
 // maxRecordedJobs bounds the jobs remembered between writes.
 const maxRecordedJobs = 4096
 
 func newRecorder(cache client.Reader, writer write.Writer, interval time.Duration, log logr.Logger, now func() time.Time) *recorder {
-	return &recorder{cache: cache, writer: writer, interval: interval, log: log, now: now, jobs: map[observed.Key]*pending{}}
+	return &recorder{cache: cache, writer: writer, interval: interval, log: log, now: now, jobs: map[observed.Key]*pending{},
+		after: func(d time.Duration, f func()) { time.AfterFunc(d, f) }}
 }
 
 // start lets the recorder write, until ctx ends.
@@ -77,14 +86,14 @@ func (r *recorder) record(key observed.Key, s *TrainerStatus) {
 		return
 	}
 	p.scheduled = true
-	time.AfterFunc(max(p.lastWrite.Add(r.interval).Sub(now), 0), func() { r.flush(key) })
+	r.after(max(p.lastWrite.Add(r.interval).Sub(now), 0), func() { r.flush(key) })
 }
 
 // forgetIdle forgets the jobs with nothing to write whose last write is
 // an interval old: their next report is written at once anyway.
 func (r *recorder) forgetIdle(now time.Time) {
 	for k, p := range r.jobs {
-		if !p.scheduled && now.Sub(p.lastWrite) >= r.interval {
+		if !p.scheduled && p.writing == 0 && now.Sub(p.lastWrite) >= r.interval {
 			delete(r.jobs, k)
 		}
 	}
@@ -92,10 +101,20 @@ func (r *recorder) forgetIdle(now time.Time) {
 
 func (r *recorder) flush(key observed.Key) {
 	r.mu.Lock()
-	p, ctx := r.jobs[key], r.ctx
-	s := p.status
+	p := r.jobs[key]
+	p.writing++
+	r.mu.Unlock()
+	p.writes.Lock()
+	defer p.writes.Unlock()
+	r.mu.Lock()
+	ctx, s := r.ctx, p.status
 	p.scheduled, p.status, p.lastWrite = false, nil, r.now()
 	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		p.writing--
+		r.mu.Unlock()
+	}()
 	if ctx == nil || ctx.Err() != nil || s == nil {
 		return
 	}
@@ -105,7 +124,12 @@ func (r *recorder) flush(key observed.Key) {
 }
 
 // write merge-patches the annotation on the job's first workload, unless
-// it holds this report already or a later one (another replica's).
+// it holds this report already. The report's own lastUpdatedTime does not
+// order it: that is the pod's clock, and one report from a clock running
+// ahead would keep every later one out. The last report this replica
+// accepted is written; across replicas the last write wins, as in
+// Trainer's status server, and a replica's next write follows within an
+// interval.
 func (r *recorder) write(ctx context.Context, key observed.Key, s *TrainerStatus) error {
 	first, err := firstWorkload(ctx, r.cache, key)
 	if err != nil || first == nil {
@@ -116,7 +140,7 @@ func (r *recorder) write(ctx context.Context, key observed.Key, s *TrainerStatus
 		return err
 	}
 	old := first.GetAnnotations()[handoff.TrainerStatus]
-	if old == string(value) || newer(old, s.LastUpdatedTime) {
+	if old == string(value) {
 		return nil
 	}
 	err = r.writer.MergePatch(ctx, first, map[string]any{"metadata": map[string]any{"annotations": map[string]string{handoff.TrainerStatus: string(value)}}})
@@ -126,15 +150,9 @@ func (r *recorder) write(ctx context.Context, key observed.Key, s *TrainerStatus
 	return err
 }
 
-// newer tells whether a recorded report is later than t.
-func newer(recorded string, t metav1.Time) bool {
-	var old TrainerStatus
-	return json.Unmarshal([]byte(recorded), &old) == nil && old.LastUpdatedTime.After(t.Time)
-}
-
-// firstWorkload is the workload of first rank 0, else the first by name,
-// of the job's Jobs and StatefulSets: where the reconciler records a job's
-// phase and status (see phase.Recorded). nil when the job has none.
+// firstWorkload is the job's first workload (phase.FirstWorkload), of its
+// Jobs and StatefulSets in the cache: where the reconciler records a job's
+// phase and progress. nil when the job has none.
 func firstWorkload(ctx context.Context, c client.Reader, key observed.Key) (client.Object, error) {
 	selector, err := key.Selector()
 	if err != nil {
@@ -148,20 +166,5 @@ func firstWorkload(ctx context.Context, c client.Reader, key observed.Key) (clie
 			return nil, err
 		}
 	}
-	rank0 := func(w client.Object) bool { return w.GetAnnotations()[handoff.FirstRank] == "0" }
-	// Jobs come first, so that of a Job and a StatefulSet of one name the
-	// Job is first, as phase.Recorded orders them.
-	var first client.Object
-	consider := func(w client.Object) {
-		if first == nil || rank0(w) && !rank0(first) || rank0(w) == rank0(first) && w.GetName() < first.GetName() {
-			first = w
-		}
-	}
-	for i := range jobs.Items {
-		consider(&jobs.Items[i])
-	}
-	for i := range sets.Items {
-		consider(&sets.Items[i])
-	}
-	return first, nil
+	return phase.FirstWorkload(phase.Objects{Jobs: jobs.Items, StatefulSets: sets.Items}), nil
 }

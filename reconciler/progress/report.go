@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"unicode/utf8"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/trainfn/trainfn/status/trainerstatus"
 )
 
 // MaxBody is the largest request body read, Kubeflow Trainer's status
@@ -27,25 +29,10 @@ type Request struct {
 // TrainerStatus is Kubeflow Trainer's TrainJob status.trainerStatus: how
 // far the training is, as its trainer says. Recorded as is, as JSON, in
 // the job's first workload's trainfn.dev/trainer-status annotation.
-type TrainerStatus struct {
-	ProgressPercentage        *int32      `json:"progressPercentage,omitempty"`
-	EstimatedRemainingSeconds *int32      `json:"estimatedRemainingSeconds,omitempty"`
-	Metrics                   []Metric    `json:"metrics,omitempty"`
-	LastUpdatedTime           metav1.Time `json:"lastUpdatedTime"`
-}
+type TrainerStatus = trainerstatus.TrainerStatus
 
 // Metric is one of the trainer's metrics, its value as a string.
-type Metric struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
-}
-
-// Trainer's bounds (its API's kubebuilder markers); lengths count
-// characters, as the API server's OpenAPI validation does.
-const (
-	maxMetrics      = 256
-	maxMetricLength = 64
-)
+type Metric = trainerstatus.Metric
 
 // decode reads a request body of at most MaxBody bytes. Fields it does not
 // know are ignored, as Trainer's server ignores them, so that a client of
@@ -77,35 +64,24 @@ func decodingError(err error) *field.Error {
 }
 
 // validate checks a report as Trainer's API does.
-func (s *TrainerStatus) validate() field.ErrorList {
-	var errs field.ErrorList
-	path := field.NewPath("trainerStatus")
-	if p := s.ProgressPercentage; p != nil && (*p < 0 || *p > 100) {
-		errs = append(errs, field.Invalid(path.Child("progressPercentage"), *p, "must be between 0 and 100"))
-	}
-	if e := s.EstimatedRemainingSeconds; e != nil && *e < 0 {
-		errs = append(errs, field.Invalid(path.Child("estimatedRemainingSeconds"), *e, "must be at least 0"))
-	}
-	if len(s.Metrics) > maxMetrics {
-		errs = append(errs, field.TooMany(path.Child("metrics"), len(s.Metrics), maxMetrics))
-	}
-	for i, m := range s.Metrics {
-		at := path.Child("metrics").Index(i)
-		errs = append(errs, checkLength(at.Child("name"), m.Name)...)
-		errs = append(errs, checkLength(at.Child("value"), m.Value)...)
-	}
-	if s.LastUpdatedTime.IsZero() {
-		errs = append(errs, field.Required(path.Child("lastUpdatedTime"), "when trainerStatus is given"))
-	}
-	return errs
+func validate(s *TrainerStatus) field.ErrorList {
+	return s.Validate(field.NewPath("trainerStatus"))
 }
 
-func checkLength(path *field.Path, v string) field.ErrorList {
-	switch {
-	case v == "":
-		return field.ErrorList{field.Required(path, "")}
-	case utf8.RuneCountInString(v) > maxMetricLength:
-		return field.ErrorList{field.TooLong(path, "", maxMetricLength)}
+// MaxClockSkew is how far ahead of the server's clock a report's
+// lastUpdatedTime may be. The time is the pod's clock and orders nothing
+// here (the server's acceptance does), but it is shown as when the
+// progress was measured: a report dated later than clocks synchronized by
+// NTP drift apart comes from a broken clock, and would read as fresh for
+// as long as that clock is ahead. Five minutes is Kerberos' customary
+// bound on the skew between hosts.
+const MaxClockSkew = 5 * time.Minute
+
+// checkClock refuses a report dated more than MaxClockSkew after now.
+func checkClock(s *TrainerStatus, now time.Time) field.ErrorList {
+	if s.LastUpdatedTime.After(now.Add(MaxClockSkew)) {
+		return field.ErrorList{field.Invalid(field.NewPath("trainerStatus", "lastUpdatedTime"), s.LastUpdatedTime.UTC().Format(time.RFC3339),
+			fmt.Sprintf("more than %s after the server's clock (%s)", MaxClockSkew, now.UTC().Format(time.RFC3339)))}
 	}
 	return nil
 }

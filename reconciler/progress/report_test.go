@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,7 +16,7 @@ func TestDecodeValidReport(t *testing.T) {
 		"metrics": [{"name": "loss", "value": "0.23"}], "lastUpdatedTime": "2026-01-02T03:04:05.123456+00:00", "later": 1}}`))
 	require.Nil(t, refused)
 	require.NotNil(t, r.TrainerStatus)
-	assert.Empty(t, r.TrainerStatus.validate())
+	assert.Empty(t, validate(r.TrainerStatus))
 	// Recorded in Trainer's shape, to the second, as the API server keeps a
 	// metav1.Time.
 	assert.Equal(t, `{"progressPercentage":45,"estimatedRemainingSeconds":795,"metrics":[{"name":"loss","value":"0.23"}],"lastUpdatedTime":"2026-01-02T03:04:05Z"}`,
@@ -49,7 +50,7 @@ func TestValidateRefusesWhatTrainerRefuses(t *testing.T) {
 	} {
 		r, refused := decode(strings.NewReader(c.body))
 		if refused == nil {
-			refused = invalid(r.TrainerStatus.validate())
+			refused = invalid(validate(r.TrainerStatus))
 		}
 		require.NotNil(t, refused, c.body)
 		s := refused.status
@@ -62,7 +63,7 @@ func TestValidateRefusesWhatTrainerRefuses(t *testing.T) {
 	// 256 metrics of 64 characters each are Trainer's most, and valid.
 	r, refused := decode(strings.NewReader(`{"trainerStatus": {"metrics": ` + manyMetrics(256) + `, "lastUpdatedTime": "2026-01-02T03:04:05Z"}}`))
 	require.Nil(t, refused)
-	assert.Empty(t, r.TrainerStatus.validate())
+	assert.Empty(t, validate(r.TrainerStatus))
 }
 
 func TestDecodeRefusesLargeBodies(t *testing.T) {
@@ -78,4 +79,17 @@ func manyMetrics(n int) string {
 		items[i] = `{"name": "m` + strings.Repeat("x", 60) + string(rune('a'+i%26)) + `", "value": "` + strings.Repeat("9", 64) + `"}`
 	}
 	return "[" + strings.Join(items, ",") + "]"
+}
+
+// A report dated further ahead than clocks drift is refused, naming the
+// field; one within the bound is taken.
+func TestCheckClockRefusesReportsFromTheFuture(t *testing.T) {
+	now := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	assert.Empty(t, checkClock(report(1, now.Add(MaxClockSkew)), now))
+	assert.Empty(t, checkClock(report(1, now.Add(-24*time.Hour)), now))
+	errs := checkClock(report(1, now.Add(MaxClockSkew+time.Second)), now)
+	require.Len(t, errs, 1)
+	s := invalid(errs).status
+	assert.Equal(t, int32(http.StatusUnprocessableEntity), s.Code)
+	assert.Equal(t, "trainerStatus.lastUpdatedTime", s.Details.Causes[0].Field)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -108,6 +109,30 @@ func TestJobBucketsBoundEachJob(t *testing.T) {
 	assert.NotNil(t, b.take(pi))
 }
 
+// The buckets stay at most maxKeyedBuckets, forgetting the full ones
+// first: a job whose bucket is not full keeps it, and its count.
+func TestJobBucketsAreBounded(t *testing.T) {
+	now := time.Unix(1000, 0)
+	b := newJobBuckets(1, 3, func() time.Time { return now })
+	busy := observed.Key{Namespace: "a", Kind: "PyTorchJob", Name: "busy"}
+	for range 3 {
+		require.Nil(t, b.take(busy))
+	}
+	for i := range maxKeyedBuckets + 10 {
+		require.Nil(t, b.take(observed.Key{Namespace: "a", Kind: "PyTorchJob", Name: "job-" + strconv.Itoa(i)}), "a new job's bucket is full")
+		assert.LessOrEqual(t, len(b.buckets), maxKeyedBuckets)
+	}
+	// Every other bucket still holds two of its three tokens: none is
+	// full, and the map is kept its size by forgetting at random; the busy
+	// job's empty bucket was either kept, and refuses, or forgotten.
+	if _, kept := b.buckets[busy]; kept {
+		assert.NotNil(t, b.take(busy), "a bucket kept keeps its count")
+	}
+	now = now.Add(time.Hour)
+	require.Nil(t, b.take(observed.Key{Namespace: "a", Kind: "PyTorchJob", Name: "new"}))
+	assert.Len(t, b.buckets, 1, "an hour on, every bucket is full and forgotten for a new one")
+}
+
 func TestBoundPodNeedsOurAudienceAndAPod(t *testing.T) {
 	good := func() authenticationStatus {
 		return authenticationStatus{
@@ -126,7 +151,14 @@ func TestBoundPodNeedsOurAudienceAndAPod(t *testing.T) {
 			delete(s.User.Extra, podUIDExtra)
 		},
 		"no pod UID":            func(s *authenticationStatus) { delete(s.User.Extra, podUIDExtra) },
+		"two pod names":         func(s *authenticationStatus) { s.User.Extra[podNameExtra] = []string{"pi-worker-0", "pi-worker-1"} },
+		"two pod UIDs":          func(s *authenticationStatus) { s.User.Extra[podUIDExtra] = []string{"uid-1", "uid-2"} },
 		"not a service account": func(s *authenticationStatus) { s.User.Username = "alice" },
+		"a node":                func(s *authenticationStatus) { s.User.Username = "system:node:node-1" },
+		"a service account's name with a colon": func(s *authenticationStatus) {
+			s.User.Username = "system:serviceaccount:a:default:x"
+		},
+		"a user named like a service account": func(s *authenticationStatus) { s.User.Username = "system:serviceaccounts:a:default" },
 	} {
 		s := good()
 		change(&s)

@@ -93,10 +93,16 @@ func (s *Server) sweep(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		for _, key := range s.Metrics.reporting() {
-			if first, err := firstWorkload(ctx, s.Cache, key); err == nil && first == nil {
-				s.Metrics.forget(key)
-			}
+		sweepOnce(ctx, s.Metrics, s.Cache)
+	}
+}
+
+// sweepOnce forgets the gauges of the jobs cache holds no workload of. A
+// job the cache cannot be asked about keeps them, until the next sweep.
+func sweepOnce(ctx context.Context, m *Metrics, cache client.Reader) {
+	for _, key := range m.reporting() {
+		if first, err := firstWorkload(ctx, cache, key); err == nil && first == nil {
+			m.forget(key)
 		}
 	}
 }

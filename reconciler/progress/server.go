@@ -18,21 +18,27 @@ import (
 	"github.com/trainfn/trainfn/reconciler/write"
 )
 
-// Config is what the progress server reads and writes through.
+// Config is the progress server's clients and settings.
 type Config struct {
-	// Cache answers every read: the caller's pod and the job's workloads.
+	// Cache answers every read, so that a report costs the API server no
+	// read: the caller's pod, and the job's workloads.
 	Cache client.Reader
 	// Writer creates TokenReviews and patches the job's first workload.
 	Writer client.Client
-	// Namespaces, when any, are the only ones served.
+	// Namespaces, when any, are the only ones served (404 for another):
+	// the cache watches no other, so no other's caller could be checked.
 	Namespaces []string
 	Log        logr.Logger
 	Metrics    *Metrics
-	// Writes counts the writes with the reconciler's others.
+	// Writes counts the writes with the reconciler's others, so that its
+	// load on the API server is one metric.
 	Writes *prometheus.CounterVec
-	// WriteInterval is WriteInterval when zero.
+	// WriteInterval bounds each job's writes; zero is the package's
+	// WriteInterval, and tests set their own.
 	WriteInterval time.Duration
-	Now           func() time.Time
+	// Now is the clock of the per-job and per-address buckets, the review
+	// cache and the check of a report's lastUpdatedTime; time.Now when nil.
+	Now func() time.Time
 }
 
 // Handler serves the progress API.
@@ -46,8 +52,9 @@ type server struct {
 	log        logr.Logger
 	metrics    *Metrics
 	reviewer   *reviewer
-	jobs       *jobBuckets
+	jobs       *keyedBuckets[observed.Key]
 	recorder   *recorder
+	now        func() time.Time
 }
 
 // New returns the progress API's handler: POST of a report to a job's
@@ -78,11 +85,14 @@ func New(cfg Config) (*Handler, error) {
 		metrics:    cfg.Metrics,
 		reviewer: &reviewer{
 			client: cfg.Writer, cache: cfg.Cache,
-			bucket:  newBucket(ReviewRate, ReviewBurst, "reviews of new bearer tokens"),
-			reviews: expiring.New[[32]byte, reviewedPod](ReviewCacheTTL, maxCachedReviews, cfg.Now),
+			bucket:    newBucket(ReviewRate, ReviewBurst, "reviews of new bearer tokens"),
+			addresses: newAddressBuckets(AddressReviewRate, AddressReviewBurst, cfg.Now),
+			now:       cfg.Now,
+			reviews:   expiring.New[[32]byte, reviewedPod](ReviewCacheTTL, maxCachedReviews, cfg.Now),
 		},
 		jobs:     newJobBuckets(JobRate, JobBurst, cfg.Now),
 		recorder: newRecorder(cfg.Cache, write.Writer{Client: cfg.Writer, Writes: writes}, cfg.WriteInterval, cfg.Log, cfg.Now),
+		now:      cfg.Now,
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc(Pattern, s.report)
@@ -139,7 +149,7 @@ func (s *server) accept(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		return nil, refused
 	}
 	if req.TrainerStatus != nil {
-		if errs := req.TrainerStatus.validate(); len(errs) > 0 {
+		if errs := append(validate(req.TrainerStatus), checkClock(req.TrainerStatus, s.now())...); len(errs) > 0 {
 			return nil, invalid(errs)
 		}
 	}

@@ -40,6 +40,10 @@ func (j progressJob) labels() map[string]string {
 	return l
 }
 
+// caName is the job's CA ConfigMap's name, as the render gives it.
+func (j progressJob) caName() string { return handoff.ProgressCAName(handoff.PyTorchJobKind, j.name) }
+
+// create creates the job's workers' Job and its CA ConfigMap.
 func (j progressJob) create(t *testing.T) {
 	t.Helper()
 	ctx, cancel := timeout()
@@ -58,7 +62,15 @@ func (j progressJob) create(t *testing.T) {
 	if _, err := kube.Client.BatchV1().Jobs(j.ns).Create(ctx, workers, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	ca := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: j.ns, Name: j.name + "-progress-ca",
+	j.createCA(t)
+}
+
+// createCA creates the job's CA ConfigMap, with no data.
+func (j progressJob) createCA(t *testing.T) {
+	t.Helper()
+	ctx, cancel := timeout()
+	defer cancel()
+	ca := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: j.ns, Name: j.caName(),
 		Labels: handoff.JobLabels(j.name), Annotations: map[string]string{progress.CAAnnotation: "true"}}}
 	if _, err := kube.Client.CoreV1().ConfigMaps(j.ns).Create(ctx, ca, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -96,13 +108,12 @@ func podToken(t *testing.T, pod *corev1.Pod, audiences ...string) string {
 	return got.Status.Token
 }
 
-// progressClient trusts only the CA the reconciler filled into the job's
-// ConfigMap, and checks the server's name as a pod would.
-func progressClient(t *testing.T, j progressJob, in interface{ Arg(string) string }) *http.Client {
+// ca is the CA the reconciler filled into the job's ConfigMap.
+func (j progressJob) ca(t *testing.T) string {
 	t.Helper()
 	var ca string
-	eventually(t, "the CA in "+j.name+"-progress-ca", func(ctx context.Context) error {
-		cm, err := kube.Client.CoreV1().ConfigMaps(j.ns).Get(ctx, j.name+"-progress-ca", metav1.GetOptions{})
+	eventually(t, "the CA in "+j.caName(), func(ctx context.Context) error {
+		cm, err := kube.Client.CoreV1().ConfigMaps(j.ns).Get(ctx, j.caName(), metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
@@ -111,9 +122,17 @@ func progressClient(t *testing.T, j progressJob, in interface{ Arg(string) strin
 		}
 		return nil
 	})
+	return ca
+}
+
+// progressClient trusts only the CA the reconciler filled into the job's
+// ConfigMap, and checks the server's name as a pod would.
+func progressClient(t *testing.T, j progressJob, in interface{ Arg(string) string }) *http.Client {
+	t.Helper()
+	ca := j.ca(t)
 	roots := x509.NewCertPool()
 	if !roots.AppendCertsFromPEM([]byte(ca)) {
-		t.Fatalf("%s-progress-ca: %s is no PEM certificate:\n%s", j.name, progress.CAKey, ca)
+		t.Fatalf("%s: %s is no PEM certificate:\n%s", j.caName(), progress.CAKey, ca)
 	}
 	host, _, _ := strings.Cut(in.Arg("progress-dns-names"), ",")
 	for _, name := range strings.Split(in.Arg("progress-dns-names"), ",") {
@@ -152,12 +171,19 @@ func post(t *testing.T, c *http.Client, r *replica, path, token, body string) (i
 // report is recorded on the job's first workload and as metrics. Others
 // (another job's pod, a token for another audience, another kind's path)
 // are refused, and so are bad reports and too many. Everything runs under
-// the chart's roles and admission policy.
+// the chart's roles and admission policy. The jobs are created after the
+// reconciler's first fill of every CA ConfigMap, so that theirs are filled
+// as the reconciler reconciles each job.
 func TestProgressReports(t *testing.T) {
 	t.Parallel()
 	ns := kube.Namespace(t)
 	in := installFor(t, ns)
+	// A CA ConfigMap of no job with workloads is filled by the fill of
+	// every one only: once it is, that fill has listed them all.
+	early := progressJob{ns: ns, name: "early"}
+	early.createCA(t)
 	r := startReconciler(t, ns)
+	early.ca(t)
 	pi, other := progressJob{ns: ns, name: "pi"}, progressJob{ns: ns, name: "other"}
 	pi.create(t)
 	other.create(t)
