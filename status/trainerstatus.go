@@ -2,8 +2,8 @@ package status
 
 import (
 	"github.com/trainfn/trainfn/render/handoff"
+	"github.com/trainfn/trainfn/render/handoff/trainerstatus"
 	"github.com/trainfn/trainfn/status/phase"
-	"github.com/trainfn/trainfn/status/trainerstatus"
 )
 
 // TrainerStatus is the last progress a job's pods reported, Kubeflow

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	"github.com/trainfn/trainfn/status/trainerstatus"
+	"github.com/trainfn/trainfn/render/handoff/trainerstatus"
 )
 
 // MaxBody is the largest request body read, Kubeflow Trainer's status
