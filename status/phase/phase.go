@@ -24,15 +24,24 @@
 //     or a queue holding it): it will not start by itself.
 //  4. Running: every workload has all the pods it should have now, each
 //     Running and Ready, and the job expects at least one pod.
-//  5. Restarting: not Running, and the job restarted or had been running:
+//  5. Held: not Running, the previous phase was Running or Restarting, and
+//     a Job has not caught up with its pods yet: a pod of it is done
+//     (finished, or every container ended with no restart to come) and
+//     the Job has not counted it (the pod holds the Job's tracking
+//     finalizer or is listed in status.uncountedTerminatedPods), or the
+//     Job has every completion and not yet its condition. The job keeps
+//     its previous phase, reason PodsSettling, until the Job's next status
+//     update: a launcher or master just done is not a running job's lost
+//     pod.
+//  6. Restarting: not Running, and the job restarted or had been running:
 //     a live pod's container restarted (restartCount > 0), a Job not yet
 //     done replaced failed pods (status.failed > 0), or the previous phase
 //     was Running or Restarting.
-//  6. Pending: a workload's count is not set yet (elastic workers the
+//  7. Pending: a workload's count is not set yet (elastic workers the
 //     reconciler has not scaled), a workload has fewer live pods than
 //     it should, a live pod is scheduling-gated or not yet scheduled, or
 //     the job expects no pod at all.
-//  7. Starting: every pod exists and is scheduled, not all are running and
+//  8. Starting: every pod exists and is scheduled, not all are running and
 //     ready, and nothing restarted.
 //
 // The pods a workload should have now are, for a Job done (Complete or

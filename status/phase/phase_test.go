@@ -49,6 +49,21 @@ func check(t *testing.T, got phase.Summary, w want) {
 	}
 }
 
+// tracked: the pod still holds its Job's tracking finalizer: the Job has
+// not counted it.
+func tracked(p *corev1.Pod) { p.Finalizers = append(p.Finalizers, batchv1.JobTrackingFinalizer) }
+
+// exited: every container ended with the status given, under the restart
+// policy given, and the kubelet has not set the pod's phase yet.
+func exited(code int32, policy corev1.RestartPolicy) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		p.Spec.RestartPolicy = policy
+		for i := range p.Status.ContainerStatuses {
+			p.Status.ContainerStatuses[i].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}
+		}
+	}
+}
+
 func TestOf(t *testing.T) {
 	// A seed-shaped DIJob: one Indexed Job of two workers.
 	di := indexedJob("j-worker", handoff.RoleWorker, 2, handoff.DIJobGeneration, "1", handoff.FirstRank, "0")
@@ -195,6 +210,35 @@ func TestOf(t *testing.T) {
 			prev: phase.Restarting,
 			objs: objects(jobs(di), nil, jobPods(&di, 2, creating)),
 			want: counts(0, 2, 0).is(phase.Restarting, phase.ReasonWasRunning)},
+
+		// Held while a Job catches up with a pod of it that is done.
+		"a launcher just done, its Job yet to count it": {
+			prev: phase.Running,
+			objs: objects(jobs(launcher, mpiWorkers), nil, pods(jobPod(&launcher, 0, succeeded, tracked)), jobPods(&mpiWorkers, 2, runningReady)),
+			want: counts(2, 3, 0).is(phase.Running, phase.ReasonPodsSettling).saying("pod j-launcher-0 is done and Job j-launcher has not counted it yet")},
+		"a master's container ended, its pod's phase not yet": {
+			prev: phase.Running,
+			objs: objects(jobs(master), nil, pods(jobPod(&master, 0, runningNotReady, exited(0, corev1.RestartPolicyNever)))),
+			want: counts(0, 1, 0).is(phase.Running, phase.ReasonPodsSettling)},
+		"a Job with its completions, not yet Complete": {
+			prev: phase.Running,
+			objs: objects(jobs(with(master, func(j *batchv1.Job) { j.Spec.Completions = ptr.To[int32](1); j.Status.Succeeded = 1 })), nil, pods(jobPod(&master, 0, succeeded))),
+			want: counts(0, 0, 0).is(phase.Running, phase.ReasonPodsSettling).saying("has its 1 completions")},
+		"restarting holds too": {
+			prev: phase.Restarting,
+			objs: objects(jobs(master), nil, pods(jobPod(&master, 0, failed, tracked))),
+			want: counts(0, 1, 0).is(phase.Restarting, phase.ReasonPodsSettling)},
+		"nothing to hold before the job ran": {
+			objs: objects(jobs(launcher, mpiWorkers), nil, pods(jobPod(&launcher, 0, succeeded, tracked)), jobPods(&mpiWorkers, 2, runningReady)),
+			want: counts(2, 3, 0).is(phase.Pending, phase.ReasonPodsMissing)},
+		"a container the kubelet restarts is no end": {
+			prev: phase.Running,
+			objs: objects(jobs(master), nil, pods(jobPod(&master, 0, runningNotReady, exited(1, corev1.RestartPolicyOnFailure)))),
+			want: counts(0, 1, 0).is(phase.Restarting, phase.ReasonWasRunning)},
+		"a finished pod counted is no longer settling": {
+			prev: phase.Running,
+			objs: objects(jobs(with(di, func(j *batchv1.Job) { j.Status.Failed = 1 })), nil, pods(jobPod(&di, 0, runningReady), jobPod(&di, 1, failed))),
+			want: counts(1, 2, 1).is(phase.Restarting, phase.ReasonPodReplaced)},
 
 		// Succeeded.
 		"every Job complete": {

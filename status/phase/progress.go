@@ -9,7 +9,7 @@ import (
 type shortfall struct{ reason, message string }
 
 // shortfallOf finds the first workload short of pods, else the first pod
-// gated or not placed, else a job that asks for no pod (rule 6).
+// gated or not placed, else a job that asks for no pod (rule 7).
 func shortfallOf(ws []*workload) shortfall {
 	var expected int32
 	for _, w := range ws {
@@ -43,7 +43,7 @@ func shortfallOf(ws []*workload) shortfall {
 }
 
 // restarted tells whether a job that is not running restarted or had been
-// running (rule 5), and says how.
+// running (rule 6), and says how.
 func restarted(prev Phase, ws []*workload) (reason, message string) {
 	for _, w := range ws {
 		for _, p := range w.pods {

@@ -77,6 +77,10 @@ const (
 	// Running.
 	ReasonAllReady = "AllReady"
 
+	// Running or Restarting, held while a Job catches up with a pod of it
+	// that is done.
+	ReasonPodsSettling = "PodsSettling"
+
 	// Restarting.
 	ReasonPodRestarted = "PodRestarted"
 	ReasonPodReplaced  = "PodReplaced"
@@ -107,6 +111,10 @@ func Of(prev Phase, objs Objects) Summary {
 	// equal only when every workload has all its pods ready.
 	if s.Expected > 0 && s.Ready == s.Expected {
 		s.Phase, s.Reason, s.Message = Running, ReasonAllReady, progress
+		return s
+	}
+	if why := settling(ws); why != "" && prev.hadRun() {
+		s.Phase, s.Reason, s.Message = prev, ReasonPodsSettling, join(why, progress)
 		return s
 	}
 	short := shortfallOf(ws)
