@@ -72,4 +72,3 @@ func uncounted(j *batchv1.Job, p *corev1.Pod) bool {
 	}
 	return false
 }
-
