@@ -68,6 +68,9 @@ func TestOperableJobs(t *testing.T) {
 	assert.Contains(t, seen["progress"][0], "Created,", "the first change seen")
 	assert.Contains(t, strings.Join(seen["progress"], "\n"), "Running Created,Running,")
 	assert.Equal(t, "Succeeded Created,Succeeded,", seen["progress"][len(seen["progress"])-1])
+	for _, line := range seen["progress"] {
+		assert.NotContains(t, line, "Restarting", "a job that ends well never reads as a restart: its Job counting its done pod is no restart")
+	}
 	require.NotEmpty(t, seen["fails"])
 	assert.Equal(t, "Failed Created,Failed,", seen["fails"][len(seen["fails"])-1])
 
