@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/trainfn/trainfn/status"
+	"github.com/trainfn/trainfn/status/output"
 )
 
 func listed(t *testing.T) []status.Job {
@@ -43,45 +44,48 @@ pi     MPIJob   Running   3/3     0          50m
 	assert.Contains(t, b.String(), "<unknown>", "a job without a creation time has no age")
 }
 
-func TestWriteDocument(t *testing.T) {
+// TestDocuments: -o json and -o yaml write what the Job holds, under the
+// document's metadata and status.
+func TestDocuments(t *testing.T) {
 	jobs := listed(t)
 	var b bytes.Buffer
-	require.NoError(t, status.WriteDocument(&b, status.JSON, status.JobList{Items: jobs}))
+	p, err := output.New("json", false, false)
+	require.NoError(t, err)
+	require.NoError(t, p.Print(&b, jobs, false))
 	var got struct {
-		Items []map[string]any `json:"items"`
+		Kind  string `json:"kind"`
+		Items []struct {
+			Kind     string         `json:"kind"`
+			Metadata map[string]any `json:"metadata"`
+			Status   map[string]any `json:"status"`
+		} `json:"items"`
 	}
 	require.NoError(t, json.Unmarshal(b.Bytes(), &got), b.String())
+	assert.Equal(t, "List", got.Kind)
 	require.Len(t, got.Items, 4)
 	sac := got.Items[1]
-	for key, want := range map[string]any{
-		"namespace": "research", "name": "sac", "kind": "DIJob", "phase": "Restarting", "reason": "WasRunning",
-		"recordedPhase": "Running", "ready": 1.0, "expected": 2.0, "restarts": 0.0, "created": "2026-01-02T03:04:05Z",
-	} {
-		assert.Equal(t, want, sac[key], key)
+	assert.Equal(t, "DIJob", sac.Kind)
+	for key, want := range map[string]any{"namespace": "research", "name": "sac", "creationTimestamp": "2026-01-02T03:04:05Z"} {
+		assert.Equal(t, want, sac.Metadata[key], key)
 	}
-	assert.Contains(t, sac["message"], "1 of 2 pods ready")
+	for key, want := range map[string]any{
+		"phase": "Restarting", "reason": "WasRunning", "recordedPhase": "Running", "ready": 1.0, "expected": 2.0, "restarts": 0.0,
+	} {
+		assert.Equal(t, want, sac.Status[key], key)
+	}
+	assert.Contains(t, sac.Status["message"], "1 of 2 pods ready")
 	assert.Equal(t, []any{map[string]any{"kind": "StatefulSet", "name": "sac-worker", "role": "worker",
-		"expected": 2.0, "pods": 2.0, "ready": 1.0, "restarts": 0.0}}, sac["workloads"])
+		"expected": 2.0, "pods": 2.0, "ready": 1.0, "restarts": 0.0}}, sac.Status["workloads"])
 
 	b.Reset()
-	require.NoError(t, status.WriteDocument(&b, status.YAML, jobs[0]))
+	p, err = output.New("yaml", false, false)
+	require.NoError(t, err)
+	require.NoError(t, p.Print(&b, jobs[:1], true))
 	var one map[string]any
 	require.NoError(t, yaml.Unmarshal(b.Bytes(), &one))
-	assert.Equal(t, "pi", one["name"])
-	assert.Equal(t, "Running", one["phase"])
-	assert.Contains(t, b.String(), "phase: Running\n")
-
-	assert.Error(t, status.WriteDocument(&b, status.Table, jobs))
-}
-
-func TestParseFormat(t *testing.T) {
-	for _, f := range []string{"table", "json", "yaml"} {
-		got, err := status.ParseFormat(f)
-		assert.NoError(t, err)
-		assert.Equal(t, status.Format(f), got)
-	}
-	_, err := status.ParseFormat("wide")
-	assert.EqualError(t, err, `unknown output format "wide": want table, json or yaml`)
+	assert.Equal(t, "pi", one["metadata"].(map[string]any)["name"])
+	assert.Equal(t, "Running", one["status"].(map[string]any)["phase"])
+	assert.Contains(t, b.String(), "  phase: Running\n")
 }
 
 func TestNoneFound(t *testing.T) {

@@ -56,11 +56,6 @@ type Job struct {
 	lastFailure string
 }
 
-// JobList is how several jobs are written as one JSON or YAML document.
-type JobList struct {
-	Items []Job `json:"items"`
-}
-
 // NotFoundError says that no workload of a job exists.
 type NotFoundError struct{ Namespace, Name string }
 

@@ -113,7 +113,9 @@ func TestTableGolden(t *testing.T) {
 	}
 
 	var b bytes.Buffer
-	require.NoError(t, status.WriteDocument(&b, status.JSON, status.JobList{Items: jobs}))
+	p, err := output.New("json", false, false)
+	require.NoError(t, err)
+	require.NoError(t, p.Print(&b, jobs, false))
 	golden(t, "jobs.json.golden", b.Bytes())
 }
 
