@@ -16,7 +16,6 @@ package jobphase
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -62,13 +61,6 @@ func (r *Recorder) Record(ctx context.Context, j *observed.Job) error {
 	if string(now.Phase) == primary.GetAnnotations()[handoff.Phase] {
 		return nil
 	}
-	if !now.Phase.Ended() && uncounted(j) {
-		// A Job's finished pod is out of the count of live pods, and not
-		// yet in the Job's: a launcher just done would read as a running
-		// job's lost pod, Restarting. The Job's count, a status update
-		// away, brings the job back.
-		return nil
-	}
 	patch := map[string]any{"metadata": map[string]any{
 		"resourceVersion": primary.GetResourceVersion(),
 		"annotations":     map[string]string{handoff.Phase: string(now.Phase)},
@@ -109,23 +101,6 @@ func resumed(jobs []batchv1.Job) bool {
 			if c.Status == corev1.ConditionFalse || j.Spec.Suspend == nil || !*j.Spec.Suspend {
 				return true
 			}
-		}
-	}
-	return false
-}
-
-// uncounted tells whether a Job's controller has not yet counted one of
-// its pods that finished: the pod still holds the Job's tracking
-// finalizer, or the Job lists it among its uncounted pods.
-func uncounted(j *observed.Job) bool {
-	for _, job := range j.Jobs {
-		if u := job.Status.UncountedTerminatedPods; u != nil && len(u.Succeeded)+len(u.Failed) > 0 {
-			return true
-		}
-	}
-	for _, p := range j.Pods {
-		if observed.Finished(&p) && slices.Contains(p.Finalizers, batchv1.JobTrackingFinalizer) {
-			return true
 		}
 	}
 	return false

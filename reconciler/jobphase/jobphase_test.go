@@ -7,9 +7,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/trainfn/trainfn/reconciler/observed"
 	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/status/phase"
 )
@@ -108,33 +106,6 @@ func TestResumed(t *testing.T) {
 	for _, c := range cases {
 		if got := resumed([]batchv1.Job{job("pi-launcher", nil), c.job}); got != c.want {
 			t.Errorf("%s: resumed %v, want %v", c.name, got, c.want)
-		}
-	}
-}
-
-// TestUncounted waits for a Job's count of a pod that finished, and only
-// for that.
-func TestUncounted(t *testing.T) {
-	pod := func(phase corev1.PodPhase, finalizers ...string) corev1.Pod {
-		return corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Finalizers: finalizers}, Status: corev1.PodStatus{Phase: phase}}
-	}
-	withUncounted := job("pi-launcher", nil)
-	withUncounted.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{Succeeded: []types.UID{"u"}}
-	cases := []struct {
-		name string
-		j    observed.Job
-		want bool
-	}{
-		{"running pod, tracked", observed.Job{Pods: []corev1.Pod{pod(corev1.PodRunning, batchv1.JobTrackingFinalizer)}}, false},
-		{"finished pod, tracked", observed.Job{Pods: []corev1.Pod{pod(corev1.PodSucceeded, batchv1.JobTrackingFinalizer)}}, true},
-		{"failed pod, tracked", observed.Job{Pods: []corev1.Pod{pod(corev1.PodFailed, batchv1.JobTrackingFinalizer)}}, true},
-		{"finished pod, counted", observed.Job{Pods: []corev1.Pod{pod(corev1.PodSucceeded)}}, false},
-		{"the Job lists it uncounted", observed.Job{Jobs: []batchv1.Job{withUncounted}}, true},
-		{"the Job's empty list", observed.Job{Jobs: []batchv1.Job{{Status: batchv1.JobStatus{UncountedTerminatedPods: &batchv1.UncountedTerminatedPods{}}}}}, false},
-	}
-	for _, c := range cases {
-		if got := uncounted(&c.j); got != c.want {
-			t.Errorf("%s: uncounted %v, want %v", c.name, got, c.want)
 		}
 	}
 }

@@ -24,7 +24,7 @@
 //     or a queue holding it): it will not start by itself.
 //  4. Running: every workload has all the pods it should have now, each
 //     Running and Ready, and the job expects at least one pod.
-//  5. Held: not Running, the previous phase was Running or Restarting, and
+//  5. Held: not Running, a previous phase was recorded and is no end, and
 //     a Job has not caught up with its pods yet: a pod of it is done
 //     (finished, or every container ended with no restart to come) and
 //     the Job has not counted it (the pod holds the Job's tracking

@@ -113,7 +113,7 @@ func Of(prev Phase, objs Objects) Summary {
 		s.Phase, s.Reason, s.Message = Running, ReasonAllReady, progress
 		return s
 	}
-	if why := settling(ws); why != "" && prev.hadRun() {
+	if why := settling(ws); why != "" && prev != "" && !prev.Ended() {
 		s.Phase, s.Reason, s.Message = prev, ReasonPodsSettling, join(why, progress)
 		return s
 	}
