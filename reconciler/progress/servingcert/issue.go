@@ -54,11 +54,7 @@ func (m Material) Equal(o Material) bool {
 
 // NewCA makes a CA of its own, valid from now.
 func NewCA(now time.Time) (Material, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return Material{}, err
-	}
-	serial, err := serialNumber()
+	key, serial, err := newKey()
 	if err != nil {
 		return Material{}, err
 	}
@@ -94,11 +90,7 @@ func Issue(m Material, dnsNames []string, now time.Time) (Material, error) {
 	if err != nil {
 		return Material{}, err
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return Material{}, err
-	}
-	serial, err := serialNumber()
+	key, serial, err := newKey()
 	if err != nil {
 		return Material{}, err
 	}
@@ -240,6 +232,16 @@ func encodeKey(key *ecdsa.PrivateKey) ([]byte, error) {
 		return nil, err
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
+}
+
+// newKey is a certificate's new P-256 key and its random serial.
+func newKey() (*ecdsa.PrivateKey, *big.Int, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	serial, err := serialNumber()
+	return key, serial, err
 }
 
 // serialNumber is a random serial, as RFC 5280 asks: positive, at most 20
