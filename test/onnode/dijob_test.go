@@ -82,4 +82,5 @@ func TestDIJobCallsTheDIServer(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []string{"2", "3", "2"}, seen, "the replica counts rank 0 saw")
+	assert.Eventually(t, func() bool { return argoHealth(t, s, "di") == "Healthy" }, time.Minute, time.Second, "a succeeded DIJob, in Argo CD")
 }

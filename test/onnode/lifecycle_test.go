@@ -304,6 +304,7 @@ func launcherEndsWhenItsWorkersJobFailed(t *testing.T, restartPolicy string) {
 	require.Contains(t, said, says, "no attempt of the launcher said its workers were gone; it said:\n%s\nits pods:\n%s", seen, s.describe())
 	succeeded, took := s.finish("pi-launcher", jobTimeout)
 	assert.False(t, succeeded)
+	assert.Equal(t, "Degraded", argoHealth(t, s, "pi"), "a failed MPIJob, in Argo CD")
 	workers, err := kube.Client.BatchV1().Jobs(s.ns).Get(context.Background(), "pi-worker", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.True(t, slices.ContainsFunc(workers.Status.Conditions, func(c batchv1.JobCondition) bool {

@@ -67,6 +67,7 @@ func TestMPIJobsRunToCompletion(t *testing.T) {
 			if tt.cleaned {
 				s.workersStop(tt.name, time.Minute)
 			}
+			assert.Eventually(t, func() bool { return argoHealth(t, s, tt.name) == "Healthy" }, time.Minute, time.Second, "a succeeded MPIJob, in Argo CD")
 		})
 	}
 }

@@ -29,6 +29,7 @@ func TestTrainJobRunsToCompletion(t *testing.T) {
 	out := s.logs("training.kubeflow.org/job-name=trainjob-torch", "")
 	t.Logf("the pods printed:\n%s", out)
 	checkAllReduce(t, out, 2, 2)
+	assert.Eventually(t, func() bool { return argoHealth(t, s, "trainjob-torch") == "Healthy" }, time.Minute, time.Second, "a succeeded TrainJob, in Argo CD")
 }
 
 // TestTrainJobRunsMPI runs mpirun to completion in a TrainJob of Trainer's
