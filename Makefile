@@ -8,7 +8,7 @@ LDFLAGS := -X main.version=$(VERSION)
 # only by the targets that use it.
 RELEASE_VERSION = $(if $(filter command line environment,$(origin VERSION)),$(VERSION),$(shell hack/version.sh))
 
-.PHONY: build test e2e e2e-tools tools cluster-tools node-tools node node-down bench-node lint golden generate bench fuzz release release-check clean
+.PHONY: build test e2e e2e-tools tools cluster-tools node-tools node node-down node-stop node-start bench-node lint golden generate bench fuzz release release-check clean
 
 ## build: bin/trainfn, the binary the examples' exec paths point at, and
 ## bin/trainfn-reconciler, the in-cluster reconciler
@@ -63,13 +63,23 @@ node-tools:
 	hack/tools.sh node
 	hack/node-images.sh
 
-## node: start a one-node cluster (a real kubelet with containerd) and leave
-## it running: KUBECONFIG=.cache/node/kubeconfig; node-down stops it
+## node: start a cluster of NODES real nodes (kubelets with containerd; 1 by
+## default) and leave it running: KUBECONFIG=.cache/node/kubeconfig;
+## node-down stops it; node-stop NODE=name kills a node as its machine dying
+## would and deletes its Node once NotReady (KEEP_NODE=1 keeps it), node-start
+## NODE=name brings it back
+NODES ?= 1
 node: node-tools
-	$(GO) run ./hack/node up
+	$(GO) run ./hack/node up $(NODES)
 
 node-down:
 	$(GO) run ./hack/node down
+
+node-stop:
+	$(GO) run ./hack/node stop $(NODE) $(if $(KEEP_NODE),--keep)
+
+node-start:
+	$(GO) run ./hack/node start $(NODE)
 
 ## lint: gofmt, then golangci-lint (.golangci.yml: go vet's analyzers and
 ## more) over everything, the e2e-tagged suites too; builds the pinned

@@ -70,6 +70,13 @@ type Options struct {
 	// with a pid file in Dir, for Kill to end them: a cluster that
 	// outlives the command that started it.
 	Detach bool
+	// NodeMonitorGracePeriod is how long a node may go without a word
+	// before the node lifecycle controller takes it for lost. Five minutes
+	// when zero: kwok renews the fake nodes' leases, but a loaded machine
+	// may starve it for a while, and a node taken for lost would have
+	// every pod on it marked not ready for the rest of the run. Real
+	// kubelets, which a lost node's test stops, want Kubernetes' own.
+	NodeMonitorGracePeriod time.Duration
 }
 
 // Cluster is a running control plane.
@@ -285,6 +292,10 @@ func (c *Cluster) KubeconfigOf(user string) string { return c.kubeconfigs[user] 
 // controller manager, the scheduler, and kwok in the kubelets' place
 // unless real nodes take it.
 func (c *Cluster) startControllers(opts Options) error {
+	grace := opts.NodeMonitorGracePeriod
+	if grace == 0 {
+		grace = 5 * time.Minute
+	}
 	err := c.run("kube-controller-manager",
 		"--kubeconfig", c.kubeconfigs[controllerManagerUser],
 		"--controllers", strings.Join(append(slices.Clone(controllers), opts.Controllers...), ","),
@@ -292,10 +303,7 @@ func (c *Cluster) startControllers(opts Options) error {
 		"--root-ca-file", c.ca,
 		"--leader-elect=false",
 		"--secure-port=0",
-		// kwok renews the nodes' leases, but a loaded machine may starve it
-		// for a while; a node taken for lost would have every pod on it
-		// marked not ready for the rest of the run.
-		"--node-monitor-grace-period", "5m",
+		"--node-monitor-grace-period", grace.String(),
 		"--feature-gates", featureGates,
 	)
 	if err != nil {

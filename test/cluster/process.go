@@ -63,6 +63,14 @@ func start(dir, name, binary string, detach bool, args ...string) (*process, err
 	return p, nil
 }
 
+// StartDetached starts a component that outlives this process, with a pid
+// file in dir for Kill, as Options.Detach starts the cluster's own: a
+// component of a cluster that another process started.
+func StartDetached(dir, name, binary string, args ...string) error {
+	_, err := start(dir, name, binary, true, args...)
+	return err
+}
+
 // failed reports, without blocking, why the process has already ended.
 func (p *process) failed() error {
 	select {
@@ -74,7 +82,7 @@ func (p *process) failed() error {
 }
 
 // stop asks the process group to end, and kills it if it does not within
-// the grace period.
+// the grace period; with none, it kills it at once.
 func (p *process) stop(grace time.Duration) {
 	select {
 	case <-p.exited:
@@ -82,6 +90,11 @@ func (p *process) stop(grace time.Duration) {
 	default:
 	}
 	pgid := -p.cmd.Process.Pid
+	if grace <= 0 {
+		_ = syscall.Kill(pgid, syscall.SIGKILL)
+		<-p.exited
+		return
+	}
 	_ = syscall.Kill(pgid, syscall.SIGTERM)
 	select {
 	case <-p.exited:
@@ -92,9 +105,10 @@ func (p *process) stop(grace time.Duration) {
 }
 
 // Kill ends the detached components whose pid files are in dir, the
-// newest first, each given the grace period to end before it is killed;
-// only those named, if names are given. A pid file whose process has
-// already ended is removed as well.
+// newest first, each given the grace period to end before it is killed,
+// or killed at once, as a machine's crash would end it, when the grace is
+// not positive; only those named, if names are given. A pid file whose
+// process has already ended is removed as well.
 func Kill(dir string, grace time.Duration, names ...string) error {
 	files, err := filepath.Glob(filepath.Join(dir, "*.pid"))
 	if err != nil {
@@ -126,7 +140,9 @@ func Kill(dir string, grace time.Duration, names ...string) error {
 			continue
 		}
 		// The component leads its session's process group.
-		if syscall.Kill(-pid, syscall.SIGTERM) == nil {
+		if grace <= 0 {
+			_ = syscall.Kill(-pid, syscall.SIGKILL)
+		} else if syscall.Kill(-pid, syscall.SIGTERM) == nil {
 			_ = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, grace, true, func(context.Context) (bool, error) {
 				return syscall.Kill(pid, 0) != nil, nil
 			})

@@ -58,3 +58,12 @@ func (c *Cluster) StopOne(name string, grace time.Duration) {
 		c.procs = slices.Delete(c.procs, i, i+1)
 	}
 }
+
+// KillOne kills one running component at once, as a machine's crash would,
+// or does nothing if none has that name; the others go on.
+func (c *Cluster) KillOne(name string) {
+	if i := c.proc(name); i >= 0 {
+		c.procs[i].stop(0)
+		c.procs = slices.Delete(c.procs, i, i+1)
+	}
+}

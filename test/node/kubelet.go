@@ -50,50 +50,58 @@ imageGCLowThresholdPercent: 99
 imageMinimumGCAge: 87600h
 serializeImagePulls: false
 maxPods: 110
+podLogsDir: %q
 `
 
-// startKubelet starts the kubelet on the node's containerd, as the node's
-// own user, so that the Node authorizer lets it read only what its pods
-// use.
-func (n *Node) startKubelet(b bins) error {
+// kubelet is the kubelet's command on a member's containerd, as the
+// member's own user, so that the Node authorizer lets it read only what
+// its pods use. Its files are the member's own (its root, its serving
+// certificate, its pods' logs, which a kubelet removes when no pod of its
+// own owns them).
+func (n *Node) kubelet(m Member, b bins) (component, error) {
 	// Pods resolve the cluster's names alone: the machine's resolver may
 	// be a loopback address no pod can reach, and its options would be
 	// merged into the pods'.
 	resolv, err := file(n.Dir, "resolv.conf", "# the node's pods use cluster DNS alone\n")
 	if err != nil {
-		return err
+		return component{}, err
 	}
-	config, err := file(n.Dir, "kubelet.yaml", fmt.Sprintf(kubeletConfig, IP, IP, Domain, resolv))
+	dir := m.dir(n.Dir)
+	config, err := file(dir, "kubelet.yaml", fmt.Sprintf(kubeletConfig, m.IP, IP, Domain, resolv, filepath.Join(dir, "pod-logs")))
 	if err != nil {
-		return err
+		return component{}, err
 	}
-	return n.Run("kubelet", b.kubelet,
+	return m.component("kubelet", b.kubelet,
 		"--config", config,
-		"--kubeconfig", n.KubeconfigOf(nodeUser),
-		"--container-runtime-endpoint", "unix://"+containerdSocket,
-		"--hostname-override", Name,
-		"--node-ip", IP,
-		"--root-dir", filepath.Join(n.Dir, "kubelet"),
+		"--kubeconfig", n.KubeconfigOf(nodeUser(m)),
+		"--container-runtime-endpoint", "unix://"+m.containerdSocket(),
+		"--hostname-override", m.Name,
+		"--node-ip", m.IP,
+		"--root-dir", filepath.Join(dir, "kubelet"),
+		"--cert-dir", filepath.Join(dir, "kubelet-pki"),
 		"--v", "1",
-	)
+	), nil
 }
 
-// waitReady waits until the node is ready and may take pods: the kubelet
+// nodeUser is the user a member's kubelet signs in as.
+func nodeUser(m Member) string { return "system:node:" + m.Name }
+
+// waitReady waits until a member is ready and may take pods: its kubelet
 // has registered it, reports it ready, and the node lifecycle controller
 // has lifted the not-ready taint.
-func (n *Node) waitReady(ctx context.Context) error {
-	return n.Wait(ctx, "the node", 3*time.Minute, func(ctx context.Context) error {
-		node, err := n.Client.CoreV1().Nodes().Get(ctx, Name, metav1.GetOptions{})
+func (n *Node) waitReady(ctx context.Context, m Member) error {
+	return n.Wait(ctx, "node "+m.Name, 3*time.Minute, func(ctx context.Context) error {
+		node, err := n.Client.CoreV1().Nodes().Get(ctx, m.Name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		for _, c := range node.Status.Conditions {
 			if c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue {
-				return fmt.Errorf("node %s is not ready: %s", Name, c.Message)
+				return fmt.Errorf("node %s is not ready: %s", m.Name, c.Message)
 			}
 		}
 		if len(node.Spec.Taints) > 0 {
-			return fmt.Errorf("node %s still has the taint %s", Name, node.Spec.Taints[0].Key)
+			return fmt.Errorf("node %s still has the taint %s", m.Name, node.Spec.Taints[0].Key)
 		}
 		return nil
 	})

@@ -12,11 +12,12 @@ import (
 	"syscall"
 )
 
-// cniConfig is the pods' network: a veth each on the node's bridge, an
-// address from the node's subnet (host-local's record of them kept in the
-// state folder), the node as their gateway. No masquerade: there is nothing
-// beyond the node to reach.
-func cniConfig() string {
+// cniConfig is a member's pods' network: a veth each on the member's
+// bridge, an address from its subnet (host-local's record of them kept in
+// its state folder), the bridge as their gateway. No masquerade: a pod's
+// address is routed as it is to every other member's pods, and there is
+// nothing beyond the cluster to reach.
+func cniConfig(m Member) string {
 	return fmt.Sprintf(`{
   "cniVersion": "1.0.0",
   "name": "trainfn",
@@ -27,51 +28,44 @@ func cniConfig() string {
     "hairpinMode": true,
     "ipam": {
       "type": "host-local",
-      "ranges": [[{"subnet": %q, "rangeStart": "10.200.0.10", "gateway": %q}]],
+      "ranges": [[{"subnet": %q, "rangeStart": %q, "gateway": %q}]],
       "routes": [{"dst": "0.0.0.0/0"}],
       "dataDir": %q
     }
   }]
 }
-`, Bridge, Subnet, IP, filepath.Join(StateDir, "ipam"))
+`, Bridge, m.Subnet, strings.TrimSuffix(m.Gateway, ".1")+".10", m.Gateway, filepath.Join(m.state, "ipam"))
 }
 
-// addBridge makes the node's bridge with the node's address before anything
-// starts: the API server listens there, and the bridge plugin takes the
-// bridge it finds.
-func addBridge() error {
-	for _, args := range [][]string{
-		{"link", "add", Bridge, "type", "bridge"},
-		{"addr", "add", IP + "/16", "dev", Bridge},
-		{"link", "set", Bridge, "up"},
-	} {
-		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-			return fmt.Errorf("ip %s: %w: %s", strings.Join(args, " "), err, out)
-		}
-	}
-	return nil
-}
-
-// cleanUp removes what a node leaves in the machine: its pods' network
-// namespaces (which takes their veths with them), kube-proxy's rules, the
-// bridge, the state folder; and the files of dir unless it is empty. It is
-// idempotent: where nothing is left, it does nothing.
+// cleanUp removes what a cluster leaves in the machine: every member's
+// pods' network namespaces (which takes their veths with them), its state
+// folder and its network, kube-proxy's rules on this machine; and the
+// files of dir unless it is empty. It is idempotent: where nothing is
+// left, it does nothing.
 func cleanUp(dir string) error {
 	var errs []error
-	unmountUnder(StateDir)
-	errs = append(errs, os.RemoveAll(StateDir))
+	members := append([]Member{member(1)}, plugged()...)
+	states, _ := filepath.Glob(StateDir + "-*")
+	for _, state := range states {
+		if m, err := MemberNamed(Name + strings.TrimPrefix(state, StateDir)); err == nil && !slices.ContainsFunc(members, func(o Member) bool { return o.Name == m.Name }) {
+			members = append(members, m)
+		}
+	}
+	for _, m := range members {
+		unmountUnder(m.state)
+		errs = append(errs, os.RemoveAll(m.state))
+	}
 	if b, err := binaries(); err == nil {
 		// Its own clean-up knows its chains; it fails where there are none.
+		// The other members' rules go with their namespaces.
 		_ = exec.Command(b.kubeProxy, "--cleanup").Run()
 	}
 	if dir != "" {
 		unmountUnder(dir)
 		errs = append(errs, os.RemoveAll(dir))
 	}
-	if exec.Command("ip", "link", "show", Bridge).Run() == nil {
-		if out, err := exec.Command("ip", "link", "delete", Bridge).CombinedOutput(); err != nil {
-			errs = append(errs, fmt.Errorf("ip link delete %s: %w: %s", Bridge, err, out))
-		}
+	for _, m := range members {
+		errs = append(errs, m.unplug())
 	}
 	return errors.Join(errs...)
 }
@@ -162,10 +156,12 @@ func bridgedThroughIptables() bool {
 	return err == nil && strings.TrimSpace(string(value)) == "1"
 }
 
-func (n *Node) startProxy(b bins) error {
-	config, err := file(n.Dir, "kube-proxy.yaml", fmt.Sprintf(proxyConfig, n.KubeconfigOf(proxyUser), Name, Subnet, IP, !bridgedThroughIptables()))
+// proxy is kube-proxy's command on a member, in its network namespace:
+// its rules are the member's own.
+func (n *Node) proxy(m Member, b bins) (component, error) {
+	config, err := file(m.dir(n.Dir), "kube-proxy.yaml", fmt.Sprintf(proxyConfig, n.KubeconfigOf(proxyUser), m.Name, ClusterCIDR, m.IP, !bridgedThroughIptables()))
 	if err != nil {
-		return err
+		return component{}, err
 	}
-	return n.Run("kube-proxy", b.kubeProxy, "--config", config)
+	return m.component("kube-proxy", b.kubeProxy, "--config", config), nil
 }

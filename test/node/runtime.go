@@ -12,13 +12,6 @@ import (
 	"time"
 )
 
-// containerd's files: its socket and state live while the node does, its
-// root (the imported images) stays in the cache from one run to the next.
-var (
-	containerdState  = filepath.Join(StateDir, "containerd")
-	containerdSocket = filepath.Join(StateDir, "containerd.sock")
-)
-
 // containerdConfig is containerd 1.6's configuration for the kubelet's CRI:
 //   - the sandbox image is the node's own pause, since none can be pulled;
 //   - restrict_oom_score_adj, because this machine's sandbox lacks
@@ -52,24 +45,28 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
     conf_dir = %q
 `
 
-// startContainerd writes containerd's and CNI's configuration and starts
-// containerd, returning once it answers.
-func (n *Node) startContainerd(ctx context.Context, b bins) error {
-	cniDir := filepath.Join(n.Dir, "cni")
-	if _, err := file(cniDir, "10-trainfn.conflist", cniConfig()); err != nil {
-		return err
+// containerd writes a member's containerd's and CNI's configuration and
+// is its command. Its socket and state live while the member does, in its
+// state folder; its root (the imported images) stays in the cache from
+// one run to the next.
+func (n *Node) containerd(m Member, b bins) (component, error) {
+	cniDir := filepath.Join(m.dir(n.Dir), "cni")
+	if _, err := file(cniDir, "10-trainfn.conflist", cniConfig(m)); err != nil {
+		return component{}, err
 	}
-	config, err := file(n.Dir, "containerd.toml", fmt.Sprintf(containerdConfig,
-		filepath.Join(n.cache, "containerd"), containerdState, containerdSocket,
+	config, err := file(m.dir(n.Dir), "containerd.toml", fmt.Sprintf(containerdConfig,
+		m.containerdRoot(n.cache), filepath.Join(m.state, "containerd"), m.containerdSocket(),
 		n.Images["pause"], b.runc, b.cni, cniDir))
 	if err != nil {
-		return err
+		return component{}, err
 	}
-	if err := n.Run("containerd", b.containerd, "--config", config, "--log-level", "warn"); err != nil {
-		return err
-	}
-	return n.Wait(ctx, "containerd", time.Minute, func(ctx context.Context) error {
-		_, err := ctr(ctx, "version")
+	return m.component("containerd", b.containerd, "--config", config, "--log-level", "warn"), nil
+}
+
+// containerdUp waits until a member's containerd answers.
+func (n *Node) containerdUp(ctx context.Context, m Member) error {
+	return n.Wait(ctx, m.proc("containerd"), time.Minute, func(ctx context.Context) error {
+		_, err := ctr(ctx, m, "version")
 		return err
 	})
 }
@@ -77,7 +74,7 @@ func (n *Node) startContainerd(ctx context.Context, b bins) error {
 // importImages imports the images' archives into containerd (the node's
 // own images.tar, and the release's OCI layouts of trainfn's images), unless
 // those imported last time are these: a warm node reuses its images.
-func (n *Node) importImages(ctx context.Context) error {
+func (n *Node) importImages(ctx context.Context, m Member) error {
 	version, err := os.ReadFile(filepath.Join(n.cache, "images.version"))
 	if err != nil {
 		return fmt.Errorf("the node's images are not built: run hack/node-images.sh: %w", err)
@@ -86,74 +83,87 @@ func (n *Node) importImages(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("the node's images are not built: run hack/node-images.sh: %w", err)
 	}
-	stamp := filepath.Join(n.cache, "containerd", "trainfn-images.version")
+	stamp := filepath.Join(m.containerdRoot(n.cache), "trainfn-images.version")
 	if imported, _ := os.ReadFile(stamp); bytes.Equal(imported, version) {
 		return nil
 	}
 	for _, name := range strings.Fields(string(list)) {
 		archive := filepath.Join(n.cache, name)
 		began := time.Now()
-		if out, err := ctr(ctx, "images", "import", "--all-platforms", archive); err != nil {
-			return fmt.Errorf("importing %s: %w: %s", archive, err, out)
+		if out, err := ctr(ctx, m, "images", "import", "--all-platforms", archive); err != nil {
+			return fmt.Errorf("importing %s into %s: %w: %s", archive, m.Name, err, out)
 		}
-		logf("imported %s in %s", archive, time.Since(began).Round(time.Millisecond))
+		logf("imported %s into %s in %s", archive, m.Name, time.Since(began).Round(time.Millisecond))
 	}
 	return os.WriteFile(stamp, version, 0o644)
 }
 
-// ctr runs containerd's client (binaries found it on PATH) on the node's
+// ctr runs containerd's client (binaries found it on PATH) on a member's
 // containerd, in the namespace the kubelet's containers live in.
-func ctr(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "ctr", append([]string{"--address", containerdSocket, "--namespace", "k8s.io"}, args...)...)
+func ctr(ctx context.Context, m Member, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "ctr", append([]string{"--address", m.containerdSocket(), "--namespace", "k8s.io"}, args...)...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
 
-// removeContainers kills and removes every container of the node's
+// removeContainers kills and removes every container of a member's
 // containerd, if it still answers: a container's processes outlive its
 // shim, so they must end before containerd does.
-func removeContainers() {
-	if _, err := os.Stat(containerdSocket); err != nil {
-		return
-	}
+func removeContainers(m Member) {
+	tasks := killContainers(m)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	out, err := ctr(ctx, "tasks", "list", "--quiet")
-	if err != nil {
-		return
-	}
-	tasks := strings.Fields(out)
-	for _, id := range tasks {
-		_, _ = ctr(ctx, "tasks", "kill", "--signal", "SIGKILL", id)
-	}
 	for _, id := range tasks {
 		for range 50 {
-			if _, err := ctr(ctx, "tasks", "delete", id); err == nil {
+			if _, err := ctr(ctx, m, "tasks", "delete", id); err == nil {
 				break
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	if out, err = ctr(ctx, "containers", "list", "--quiet"); err == nil {
+	if out, err := ctr(ctx, m, "containers", "list", "--quiet"); err == nil {
 		for _, id := range strings.Fields(out) {
-			_, _ = ctr(ctx, "containers", "delete", id)
+			_, _ = ctr(ctx, m, "containers", "delete", id)
 		}
 	}
 }
 
-// Tag gives an image the node has one more name, as if an image of that
-// name had just been pulled or imported: the kubelet sees it at once.
+// killContainers kills every container of a member's containerd, if it
+// still answers, and returns their tasks' ids.
+func killContainers(m Member) []string {
+	if _, err := os.Stat(m.containerdSocket()); err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := ctr(ctx, m, "tasks", "list", "--quiet")
+	if err != nil {
+		return nil
+	}
+	tasks := strings.Fields(out)
+	for _, id := range tasks {
+		_, _ = ctr(ctx, m, "tasks", "kill", "--signal", "SIGKILL", id)
+	}
+	return tasks
+}
+
+// Tag gives an image every member has one more name, as if an image of
+// that name had just been pulled or imported: the kubelets see it at once.
 func (n *Node) Tag(ctx context.Context, image, name string) error {
-	if out, err := ctr(ctx, "images", "tag", "--force", qualified(image), qualified(name)); err != nil {
-		return fmt.Errorf("tagging %s as %s: %w: %s", image, name, err, out)
+	for _, m := range n.Members {
+		if out, err := ctr(ctx, m, "images", "tag", "--force", qualified(image), qualified(name)); err != nil {
+			return fmt.Errorf("tagging %s as %s on %s: %w: %s", image, name, m.Name, err, out)
+		}
 	}
 	return nil
 }
 
 // Untag removes a name Tag gave; the image keeps its other names.
 func (n *Node) Untag(ctx context.Context, name string) error {
-	if out, err := ctr(ctx, "images", "remove", qualified(name)); err != nil {
-		return fmt.Errorf("removing %s: %w: %s", name, err, out)
+	for _, m := range n.Members {
+		if out, err := ctr(ctx, m, "images", "remove", qualified(name)); err != nil {
+			return fmt.Errorf("removing %s from %s: %w: %s", name, m.Name, err, out)
+		}
 	}
 	return nil
 }
@@ -171,18 +181,16 @@ func qualified(image string) string {
 	return image
 }
 
-// RestartContainerd stops containerd and starts it again, as a runtime
-// upgrade or crash does, and returns once it answers. The containers keep
-// running under their shims meanwhile.
+// RestartContainerd stops the first member's containerd and starts it
+// again, as a runtime upgrade or crash does, and returns once it answers.
+// The containers keep running under their shims meanwhile.
 func (n *Node) RestartContainerd(ctx context.Context) error {
 	if n.connected {
 		return errors.New("the node was started by another process, which alone can restart its containerd")
 	}
-	if err := n.Restart("containerd", 10*time.Second); err != nil {
+	m := n.Members[0]
+	if err := n.Restart(m.proc("containerd"), 10*time.Second); err != nil {
 		return err
 	}
-	return n.Wait(ctx, "containerd, restarted", time.Minute, func(ctx context.Context) error {
-		_, err := ctr(ctx, "version")
-		return err
-	})
+	return n.containerdUp(ctx, m)
 }
