@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -38,9 +39,15 @@ func run(m *testing.M) int {
 	began := time.Now()
 	cache := filepath.Join(repoRoot(), ".cache", "node")
 	var err error
-	// A node that make node left running is used as it is.
+	// A cluster that make node left running is used as it is; else one of
+	// TRAINFN_NODES nodes (one by default) is started.
+	nodes, err := nodeCount()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "onnode:", err)
+		return 1
+	}
 	if kube, err = node.Connect(ctx, cache); err != nil {
-		kube, err = node.Start(ctx, node.Options{Cache: cache, Kueue: true})
+		kube, err = node.Start(ctx, node.Options{Cache: cache, Kueue: true, Nodes: nodes})
 		testtool.RecordPhase("node start", time.Since(began), err != nil)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "onnode: starting the node:", err)
@@ -69,6 +76,22 @@ func run(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "onnode: the components' last words:\n%s", kube.Logs(20))
 	}
 	return code
+}
+
+// NodesEnv is how many nodes the suite's cluster has; make e2e runs the
+// tests that need two on a cluster of two, and the others on one.
+const NodesEnv = "TRAINFN_NODES"
+
+func nodeCount() (int, error) {
+	value := os.Getenv(NodesEnv)
+	if value == "" {
+		return 1, nil
+	}
+	n, err := strconv.Atoi(value)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%s=%q: a number of nodes, 1 or more", NodesEnv, value)
+	}
+	return n, nil
 }
 
 // unavailable says why the node cannot run here, if it cannot.
