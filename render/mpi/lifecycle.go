@@ -52,8 +52,10 @@ const StoppedExitCode = 143
 // launchScript is the launcher's command, the container's own command and
 // arguments passed to it. It waits for the workers as mpirun will reach
 // them (WaitForWorkersKey), at every attempt whatever the pod's
-// restartPolicy, runs the command, and once the job has ended tells a
-// worker so: when the command succeeded, or failed at the attempt past
+// restartPolicy, runs the command, again in the same attempt when it
+// failed while a worker was not there (a disruption: the workers' Job
+// makes the worker again without counting a failure, and so does the
+// launcher), and once the job has ended tells a worker so: when the command succeeded, or failed at the attempt past
 // FailuresAllowedEnv. The launcher cannot read its Job's count of failures
 // (it has no API access in the SSH and Rsh launch modes), so the workers,
 // who outlive its attempts, count them: every failed attempt is told,
@@ -114,13 +116,28 @@ set -f
 # that do not resolve are gone, not waiting for room.
 supervise /bin/sh {{configDir}}/{{wait}} {{placed}}
 ran=
-if [ "$code" -eq 0 ] && [ -z "$stopped" ]; then
+while [ "$code" -eq 0 ] && [ -z "$stopped" ]; do
   supervise "$@"
   ran=1
   # {{gone}} is the wait's word that the workers are gone, which fails the
   # launcher's Job at once: from the command it is a failure like others.
   [ "$code" -eq {{gone}} ] && code=1
-fi
+  { [ "$code" -eq 0 ] || [ -n "$stopped" ]; } && break
+  # A worker that does not answer once the command has failed was taken
+  # away (its node lost, its pod deleted, evicted or preempted): the failure
+  # is that disruption's, as Kubernetes marks its pod (DisruptionTarget),
+  # not the command's. It costs the job this run, not an attempt of its
+  # backoffLimit: the command runs again in this attempt once every worker
+  # answers. When every worker answers, the failure is the command's.
+  failed=$code
+  supervise /bin/sh {{configDir}}/{{wait}} {{placed}} once
+  if [ "$code" -eq 0 ] || [ -n "$stopped" ]; then
+    code=$failed
+    break
+  fi
+  printf 'trainfn: the command failed (exit %s) while a worker was not there: a disruption, not the command: it runs again once every worker answers\n' "$failed"
+  supervise /bin/sh {{configDir}}/{{wait}} {{placed}}
+done
 # From here on a stop ends the script at once: as PID 1 without a trap, the
 # shell would ignore the kubelet's signal until its grace period ran out.
 trap 'exit "$code"' TERM INT

@@ -158,7 +158,7 @@ func TestWorkFailedWorkerStays(t *testing.T) {
 func launchIn(t *testing.T, f *sshFixture, hosts string) (script, dir string) {
 	dir = t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, HostfileKey), []byte(hosts), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, WaitForWorkersKey), []byte("echo waited\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, WaitForWorkersKey), []byte("echo waited${2:+ $2}\n"), 0o644))
 	script = strings.ReplaceAll(LaunchOverSSH(f.impl), ConfigDir, dir)
 	return script, dir
 }
@@ -227,7 +227,7 @@ func TestLaunchTellsAFailedAttempt(t *testing.T) {
 
 	out, code := f.launch(t, script, []string{WorkersEndEnv + "=false"}, "/bin/sh", "-c", "exit 3")
 	assert.Equal(t, 3, code, out)
-	assert.Equal(t, "waited\n", out, "cleanPodPolicy None: nothing told")
+	assert.Equal(t, "waited\nwaited once\n", out, "cleanPodPolicy None: every worker answers, nothing told")
 
 	for attempt := range 2 {
 		out, code = f.launch(t, script, []string{FailuresAllowedEnv + "=1"}, "/bin/sh", "-c", "exit 3")
@@ -238,6 +238,40 @@ func TestLaunchTellsAFailedAttempt(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 0, w.ExitCode(t, 10*time.Second), "the Job has failed: %s", &w.Out)
+}
+
+// A command that failed while a worker was not there (the wait's probe,
+// once, failed) failed for a disruption: it runs again in the same
+// attempt once the workers answer, and the attempt is the command's last
+// run's. One that fails while every worker answers fails the attempt.
+func TestLaunchRunsAgainAfterADisruption(t *testing.T) {
+	f, w, script, dir := launcherAndWorker(t)
+	// The first probe after a failure finds a worker gone; the next wait
+	// finds it back, and later probes find every worker.
+	wait := `echo "waited${2:+ $2}"
+if [ "${2-}" = once ] && [ ! -e "$0.probed" ]; then
+  : > "$0.probed"
+  echo "a worker did not answer"
+  exit 1
+fi
+`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, WaitForWorkersKey), []byte(wait), 0o644))
+	runs := filepath.Join(t.TempDir(), "runs")
+	// The command fails at its first run, as mpirun does when a worker
+	// goes, and succeeds at its second.
+	command := `echo run >> "$1"; [ "$(wc -l < "$1")" -ge 2 ] && echo ran mpirun || exit 3`
+
+	out, code := f.launch(t, script, nil, "/bin/sh", "-c", command, "mpirun", runs)
+	assert.Equal(t, 0, code, out)
+	assert.Equal(t, "waited\nwaited once\na worker did not answer\n"+
+		"trainfn: the command failed (exit 3) while a worker was not there: a disruption, not the command: it runs again once every worker answers\n"+
+		"waited\nran mpirun\ntrainfn: told localhost the attempt ended: ended\n", out)
+	assert.Equal(t, 0, w.ExitCode(t, 10*time.Second), "the job ended: %s", &w.Out)
+
+	// Every worker answers: the failure is the command's.
+	out, code = f.launch(t, script, []string{WorkersEndEnv + "=false"}, "/bin/sh", "-c", "exit 4")
+	assert.Equal(t, 4, code, out)
+	assert.Equal(t, "waited\nwaited once\n", out)
 }
 
 // A launcher that waited in vain runs nothing, but its attempt failed

@@ -132,6 +132,9 @@ const DefaultWaitParallel = "32"
 // connection ssh drops once the worker stops answering
 // (ServerAliveInterval) rather than another process timing it, which a
 // start of thousands of probes would pay for.
+// Given "once" as its second argument, it probes every worker once and
+// fails unless all answered: the launcher's check, after its command
+// failed, that no worker was taken away meanwhile.
 // Given a file as its argument (Launch's placedMark), it records there
 // that a worker resolved, and starts the stall timer at once when an
 // earlier attempt of its pod did: workers placed once that no longer
@@ -261,9 +264,13 @@ const waitTemplate = `#!/bin/sh
 # so mpirun never starts before its hosts do. Probes {{parallelEnv}}
 # workers at a time; once a worker resolves, gives up when {{timeoutEnv}}
 # pass without another worker answering. Its argument, if any, is a file
-# that records, across the attempts of one pod, that the workers were placed.
+# that records, across the attempts of one pod, that the workers were placed;
+# a second argument "once" probes every worker once, and fails unless all
+# answered.
 set -f
 placed=${1-}
+# "once" probes every worker once and says whether all answered.
+once=${2-}
 timeout=${{{timeoutEnv}}:-{{defaultTimeout}}}
 case $timeout in
 ''|*[!0-9]*)
@@ -310,7 +317,9 @@ since=
 said_at=
 delay=0.05
 began=$(date +%s)
-if [ -n "$placed" ] && [ -e "$placed" ]; then
+if [ -n "$once" ]; then
+  :
+elif [ -n "$placed" ] && [ -e "$placed" ]; then
   since=$began
   printf 'trainfn: an earlier attempt found the workers placed: this one waits %ss at most without a worker answering\n' "$timeout"
 elif [ "${{{togetherEnv}}:-}" = true ]; then
@@ -352,6 +361,10 @@ HOSTS
     (: > "$placed") 2>/dev/null
   fi
   [ "$left" -eq 0 ] && exit 0
+  if [ -n "$once" ]; then
+    printf 'trainfn: %s did not {{accept}}: %s\n' "$first" "$err"
+    exit 1
+  fi
   now=$(date +%s)
   if [ -n "$answered" ] || { [ -z "$since" ] && [ -n "$resolved" ]; }; then
     since=$now

@@ -78,7 +78,7 @@ func (f *sshFixture) startSSHDAfter(t *testing.T, delay time.Duration) <-chan er
 
 // wait runs the script over a hostfile, with a timeout unless it is
 // negative; the context only keeps a broken script from hanging the test.
-func (f *sshFixture) wait(t *testing.T, hostfile string, timeoutSeconds int) (stdout, stderr string, err error) {
+func (f *sshFixture) wait(t *testing.T, hostfile string, timeoutSeconds int, args ...string) (stdout, stderr string, err error) {
 	path := filepath.Join(f.dir, "hostfile")
 	require.NoError(t, os.WriteFile(path, []byte(hostfile), 0o644))
 	script := strings.ReplaceAll(WaitForWorkers(f.impl), ConfigDir+"/"+HostfileKey, path)
@@ -86,7 +86,7 @@ func (f *sshFixture) wait(t *testing.T, hostfile string, timeoutSeconds int) (st
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", script)
+	cmd := exec.CommandContext(ctx, "/bin/sh", append([]string{"-c", script, "wait-for-workers.sh"}, args...)...)
 	cmd.Env = os.Environ()
 	if timeoutSeconds >= 0 {
 		cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", WaitTimeoutEnv, timeoutSeconds))
@@ -413,4 +413,25 @@ func TestWaitForWorkersTakesADeadAddressForGone(t *testing.T) {
 			assert.Contains(t, stderr, "did not accept SSH within 1s", said)
 		}
 	}
+}
+
+// Probed once, as the launcher does after its command failed, the workers
+// answer or not at once: the probe does not wait out a worker that is not
+// there, however long the stall timeout, and passes when all answer.
+func TestWaitForWorkersOnceProbesOnce(t *testing.T) {
+	f := newSSHFixture(t)
+	hosts := Hostfile(OpenMPI, []handoff.Host{{Name: "localhost", Slots: 1}})
+	began := time.Now()
+	stdout, _, err := f.wait(t, hosts, 600, "", "once")
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "no sshd yet: %s", stdout)
+	assert.Equal(t, 1, exit.ExitCode())
+	assert.Contains(t, stdout, "trainfn: localhost did not accept SSH: ")
+	assert.Less(t, time.Since(began), time.Minute, "it waited for the worker")
+
+	require.NoError(t, <-f.startSSHDAfter(t, 0))
+	f.listening(t)
+	stdout, _, err = f.wait(t, hosts, 600, "", "once")
+	require.NoError(t, err, stdout)
+	assert.Equal(t, "trainfn: localhost accepts SSH\n", stdout)
 }
