@@ -7,7 +7,7 @@
 #   hack/tools.sh           what make test needs
 #   hack/tools.sh e2e       that, and what the end-to-end suite runs besides:
 #                           torchrun, Open MPI, MPICH, rsh, the control plane,
-#                           Kueue and Argo CD's harness
+#                           Kueue, kube-network-policies and Argo CD's harness
 #   hack/tools.sh node      make test's, the control plane and what a real
 #                           node needs
 #   hack/tools.sh all       every mode's but bench's: what .ci/run runs
@@ -74,18 +74,19 @@ go_tool() {
 	echo "$module" >"$stamp"
 }
 
-# module_tool NAME DIR [LDFLAGS]: build the tool DIR's go.mod names, once per
-# go.mod, go.sum and flags. kpt is built this way: its versions are on the
-# module proxy but not in the checksum database, so its go.sum, committed, is
-# what pins it.
+# module_tool NAME DIR [LDFLAGS]: build the tool DIR's go.mod names, or
+# DIR's own main where it names none, once per go.mod, go.sum, main and
+# flags. kpt is built this way: its versions are on the module proxy but not
+# in the checksum database, so its go.sum, committed, is what pins it.
 module_tool() {
-	local name=$1 dir=$2 ldflags=${3:-} stamp="$bin/.$1.version" want
-	want=$( (cat "$dir/go.mod" "$dir/go.sum"; echo "$ldflags") | sha256sum | cut -d' ' -f1)
+	local name=$1 dir=$2 ldflags=${3:-} stamp="$bin/.$1.version" want pkg
+	want=$( (cat "$dir/go.mod" "$dir/go.sum"; find "$dir" -maxdepth 1 -name '*.go' | sort | xargs -r cat; echo "$ldflags") | sha256sum | cut -d' ' -f1)
 	if [[ -x "$bin/$name" && "$(cat "$stamp" 2>/dev/null)" == "$want" ]]; then
 		return
 	fi
 	echo "tools: building $name from $dir" >&2
-	(cd "$dir" && go build -trimpath -ldflags "$ldflags" -o "$bin/$name" "$(sed -n 's/^tool //p' go.mod)")
+	pkg=$(sed -n 's/^tool //p' "$dir/go.mod")
+	(cd "$dir" && go build -trimpath -ldflags "$ldflags" -o "$bin/$name" "${pkg:-.}")
 	echo "$want" >"$stamp"
 }
 
@@ -220,6 +221,9 @@ fi
 # libraries of its release (1.36's), not on the tools module's.
 if [[ $mode == e2e || $mode == node || $mode == all ]]; then
 	in_background kueue module_tool kueue hack/tools/kueue
+	# kube-network-policies, the node's NetworkPolicy agent: its own module
+	# too, on the Kubernetes libraries its release pins (1.32's).
+	in_background kube-network-policies module_tool kube-network-policies hack/tools/kube-network-policies
 fi
 # benchstat compares make bench's Go benchmarks with the previous run's.
 if [[ $mode == bench ]]; then

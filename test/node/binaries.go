@@ -14,19 +14,21 @@ import (
 // bins are the paths of the programs a node runs.
 type bins struct {
 	kubelet, kubeProxy, coredns string
+	networkPolicies             string // kube-network-policies, the NetworkPolicy agent
 	containerd, runc            string
 	cni                         string // the CNI plugins' folder
 }
 
 // binaries finds what hack/cluster-tools.sh built (the kubelet, kube-proxy
-// and CoreDNS) and what Debian's packages installed (containerd, runc, the
-// CNI plugins), and says which is missing.
+// and CoreDNS), what hack/tools.sh built (kube-network-policies) and what
+// Debian's packages installed (containerd, runc, the CNI plugins), and
+// says which is missing.
 func binaries() (b bins, err error) {
 	var missing []string
-	built := func(name string) string {
+	built := func(name, builder string) string {
 		p, err := cluster.Binary(name)
 		if err != nil {
-			missing = append(missing, name+" (hack/cluster-tools.sh builds it)")
+			missing = append(missing, name+" ("+builder+" builds it)")
 		}
 		return p
 	}
@@ -38,12 +40,13 @@ func binaries() (b bins, err error) {
 		return p
 	}
 	b = bins{
-		kubelet:    built("kubelet"),
-		kubeProxy:  built("kube-proxy"),
-		coredns:    built("coredns"),
-		containerd: installed("containerd", "containerd"),
-		runc:       installed("runc", "runc"),
-		cni:        "/usr/lib/cni",
+		kubelet:         built("kubelet", "hack/cluster-tools.sh"),
+		kubeProxy:       built("kube-proxy", "hack/cluster-tools.sh"),
+		coredns:         built("coredns", "hack/cluster-tools.sh"),
+		networkPolicies: built("kube-network-policies", "hack/tools.sh node"),
+		containerd:      installed("containerd", "containerd"),
+		runc:            installed("runc", "runc"),
+		cni:             "/usr/lib/cni",
 	}
 	installed("ctr", "containerd")
 	installed("iptables", "iptables")

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // corefile is CoreDNS's configuration: the cluster's names from its
@@ -44,17 +43,7 @@ var corednsRole = []rbacv1.PolicyRule{
 // startDNS grants CoreDNS its role and starts it, returning once it
 // answers for the cluster's own name.
 func (n *Node) startDNS(ctx context.Context, b bins) error {
-	rbac := n.Client.RbacV1()
-	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "trainfn:coredns"}, Rules: corednsRole}
-	if _, err := rbac.ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil {
-		return err
-	}
-	binding := &rbacv1.ClusterRoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "trainfn:coredns"},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role.Name},
-		Subjects:   []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: "User", Name: corednsUser}},
-	}
-	if _, err := rbac.ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+	if err := n.grant(ctx, corednsUser, corednsRole); err != nil {
 		return err
 	}
 	config, err := file(n.Dir, "Corefile", fmt.Sprintf(corefile, IP, Domain, n.KubeconfigOf(corednsUser)))

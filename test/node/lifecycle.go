@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -40,8 +41,8 @@ func (n *Node) plan(m Member) string {
 }
 
 // startMember starts a member's containerd, imports the images into it,
-// then starts its kubelet and kube-proxy, and keeps their commands for
-// ReturnMember.
+// then starts its kubelet, kube-proxy and NetworkPolicy agent, and keeps
+// their commands, containerd's first, for ReturnMember.
 func (n *Node) startMember(ctx context.Context, m Member, b bins) error {
 	containerd, err := n.containerd(m, b)
 	if err != nil {
@@ -55,7 +56,8 @@ func (n *Node) startMember(ctx context.Context, m Member, b bins) error {
 	if err != nil {
 		return err
 	}
-	plan, err := json.MarshalIndent([]component{containerd, kubelet, proxy}, "", "  ")
+	agent := n.policyAgent(m, b)
+	plan, err := json.MarshalIndent([]component{containerd, kubelet, proxy, agent}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -73,10 +75,12 @@ func (n *Node) startMember(ctx context.Context, m Member, b bins) error {
 		return err
 	}
 	logf("%s: containerd up, images in, after %s", m.Name, time.Since(began).Round(time.Millisecond))
-	if err := n.start(kubelet); err != nil {
-		return err
+	for _, c := range []component{kubelet, proxy, agent} {
+		if err := n.start(c); err != nil {
+			return err
+		}
 	}
-	return n.start(proxy)
+	return nil
 }
 
 // start runs a component: as one of this process's, or, for a cluster
@@ -98,10 +102,10 @@ func (n *Node) kill(name string) error {
 }
 
 // LoseMember takes a node away as a machine that dies takes it: its
-// kubelet and kube-proxy are killed first, so that nothing reports what
-// follows, then its containers, containerd and containerd's shims; what
-// lived in memory (its state folder) is gone, and it is cut off the
-// network. The Node object stays, NotReady once the node lifecycle
+// kubelet, kube-proxy and NetworkPolicy agent are killed first, so that
+// nothing reports what follows, then its containers, containerd and
+// containerd's shims; what lived in memory (its state folder) is gone,
+// and it is cut off the network. The Node object stays, NotReady once the node lifecycle
 // controller notices: DeleteNode does what a cloud's node controller does
 // once the machine is gone.
 func (n *Node) LoseMember(name string) error {
@@ -109,7 +113,7 @@ func (n *Node) LoseMember(name string) error {
 	if err != nil {
 		return err
 	}
-	errs := []error{n.kill(m.proc("kubelet")), n.kill(m.proc("kube-proxy"))}
+	errs := []error{n.kill(m.proc("kubelet")), n.kill(m.proc("kube-proxy")), n.kill(m.proc("kube-network-policies"))}
 	killContainers(m)
 	errs = append(errs, n.kill(m.proc("containerd")))
 	killShims(m)
@@ -120,9 +124,11 @@ func (n *Node) LoseMember(name string) error {
 }
 
 // ReturnMember brings a lost node back, as a machine that restarts: its
-// network, containerd (with the images it had), its kubelet, which
-// registers the Node again if it was deleted, and kube-proxy; it returns
-// once the node is ready.
+// network, containerd (with the images it had), then what its plan started
+// after containerd: its kubelet, which registers the Node again if it was
+// deleted, kube-proxy and the NetworkPolicy agent. It returns once the
+// node is ready and, where the plan has an agent, the agent judges its
+// packets.
 func (n *Node) ReturnMember(ctx context.Context, name string) error {
 	m, err := n.mayAct(name)
 	if err != nil {
@@ -133,8 +139,8 @@ func (n *Node) ReturnMember(ctx context.Context, name string) error {
 		return fmt.Errorf("%s was not started here: %w", m.Name, err)
 	}
 	var plan []component
-	if err := json.Unmarshal(data, &plan); err != nil || len(plan) != 3 {
-		return fmt.Errorf("%s: not a node's plan (%v)", n.plan(m), err)
+	if err := json.Unmarshal(data, &plan); err != nil || len(plan) == 0 || plan[0].Name != m.proc("containerd") {
+		return fmt.Errorf("%s: not a node's plan, containerd first (%v)", n.plan(m), err)
 	}
 	if err := m.mend(); err != nil {
 		return err
@@ -152,6 +158,11 @@ func (n *Node) ReturnMember(ctx context.Context, name string) error {
 	}
 	if err := n.waitReady(ctx, m); err != nil {
 		return err
+	}
+	if slices.ContainsFunc(plan, func(c component) bool { return c.Name == m.proc("kube-network-policies") }) {
+		if err := n.enforcing(ctx, m); err != nil {
+			return err
+		}
 	}
 	logf("%s is back", m.Name)
 	return nil

@@ -10,10 +10,10 @@ import (
 	"strings"
 )
 
-// Member is one node of the cluster: a kubelet with a containerd and a
-// kube-proxy of its own. The first member is this machine itself, as a
-// one-node cluster always was: it has the bridge whose address the API
-// server and CoreDNS listen on. Every other member is a machine of its
+// Member is one node of the cluster: a kubelet with a containerd, a
+// kube-proxy and a NetworkPolicy agent of its own. The first member is
+// this machine itself, as a one-node cluster always was: it has the bridge
+// whose address the API server and CoreDNS listen on. Every other member is a machine of its
 // own as far as the network goes: a network namespace, joined to this
 // machine's by a veth pair, with its own bridge for its pods and its own
 // iptables; this machine routes each member's pods' subnet to it. Its
@@ -128,8 +128,19 @@ func netnsPath(name string) string { return filepath.Join("/run/netns", name) }
 
 // plug makes the member's network: for the first, its bridge; for any
 // other, its namespace, the veth pair to this machine with the routes
-// both ways, and the bridge inside.
+// both ways, and the bridge inside; and for each, the rule that queues
+// what it forwards to its NetworkPolicy agent (queueRule). The network,
+// and with it the rule, outlives the member's processes: a member lost
+// and returned keeps both.
 func (m Member) plug() error {
+	if err := m.wire(); err != nil {
+		return err
+	}
+	return m.queueToAgent()
+}
+
+// wire makes the member's links, addresses, routes and bridge.
+func (m Member) wire() error {
 	if m.First() {
 		return ipAll(
 			[]string{"link", "add", Bridge, "type", "bridge"},
@@ -180,9 +191,13 @@ func (m Member) mend() error {
 }
 
 // unplug removes what plug made. Deleting the namespace deletes the veth
-// pair and the routes through it.
+// pair and the routes through it, and its rules; the first member's queue
+// rule is in the machine's own.
 func (m Member) unplug() error {
 	if m.First() {
+		if err := m.unqueue(); err != nil {
+			return err
+		}
 		if exec.Command("ip", "link", "show", Bridge).Run() != nil {
 			return nil
 		}

@@ -39,9 +39,9 @@ func cniConfig(m Member) string {
 
 // cleanUp removes what a cluster leaves in the machine: every member's
 // pods' network namespaces (which takes their veths with them), its state
-// folder and its network, kube-proxy's rules on this machine; and the
-// files of dir unless it is empty. It is idempotent: where nothing is
-// left, it does nothing.
+// folder and its network (the first's queue rule with it), kube-proxy's
+// rules on this machine; and the files of dir unless it is empty. It is
+// idempotent: where nothing is left, it does nothing.
 func cleanUp(dir string) error {
 	var errs []error
 	members := append([]Member{member(1)}, plugged()...)
@@ -55,7 +55,7 @@ func cleanUp(dir string) error {
 		unmountUnder(m.state)
 		errs = append(errs, os.RemoveAll(m.state))
 	}
-	if b, err := binaries(); err == nil {
+	if b, _ := binaries(); b.kubeProxy != "" {
 		// Its own clean-up knows its chains; it fails where there are none.
 		// The other members' rules go with their namespaces.
 		_ = exec.Command(b.kubeProxy, "--cleanup").Run()

@@ -1,7 +1,8 @@
 // Package node runs a Kubernetes cluster of real nodes on this machine
 // from Debian's packages and Go modules alone: the control plane of
 // package cluster, and on each node (a Member) a real kubelet with
-// containerd and runc, the CNI bridge plugin and kube-proxy; CoreDNS with
+// containerd and runc, the CNI bridge plugin, kube-proxy and
+// kube-network-policies, which enforces NetworkPolicy; CoreDNS with
 // its kubernetes plugin beside the control plane. Pods run as real
 // containers of images that hack/node-images.sh builds and this package
 // imports; nothing is pulled from a registry.
@@ -78,10 +79,11 @@ type Node struct {
 }
 
 // Start brings the cluster up: the control plane, CoreDNS, then each node
-// with containerd and its images, the kubelet and kube-proxy; it returns
-// once every node is ready and DNS answers. Whatever a cluster that ended
-// badly left behind is cleaned up first. On error, nothing it started is
-// left running.
+// with containerd and its images, the kubelet, kube-proxy and the
+// NetworkPolicy agent; it returns once every node is ready and judges its
+// packets by the NetworkPolicies, and DNS answers. Whatever a cluster that
+// ended badly left behind is cleaned up first. On error, nothing it
+// started is left running.
 func Start(ctx context.Context, opts Options) (n *Node, err error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("a node needs root: the kubelet mounts volumes and containerd makes namespaces")
@@ -115,7 +117,7 @@ func Start(ctx context.Context, opts Options) (n *Node, err error) {
 			return nil, err
 		}
 	}
-	users := map[string][]string{proxyUser: nil, corednsUser: nil}
+	users := map[string][]string{proxyUser: nil, corednsUser: nil, networkPoliciesUser: nil}
 	for _, m := range members {
 		users[nodeUser(m)] = []string{"system:nodes"}
 	}
@@ -148,6 +150,9 @@ func Start(ctx context.Context, opts Options) (n *Node, err error) {
 	if err = n.startDNS(ctx, bins); err != nil {
 		return n, err
 	}
+	if err = n.grant(ctx, networkPoliciesUser, networkPoliciesRole); err != nil {
+		return n, err
+	}
 	for _, m := range members {
 		if err = n.startMember(ctx, m, bins); err != nil {
 			return n, err
@@ -155,6 +160,9 @@ func Start(ctx context.Context, opts Options) (n *Node, err error) {
 	}
 	for _, m := range members {
 		if err = n.waitReady(ctx, m); err != nil {
+			return n, err
+		}
+		if err = n.enforcing(ctx, m); err != nil {
 			return n, err
 		}
 	}
@@ -175,15 +183,16 @@ func Start(ctx context.Context, opts Options) (n *Node, err error) {
 // of a node lost for longer than they tolerate, as in any cluster.
 var controllers = []string{"deployment-controller", "replicaset-controller", "horizontal-pod-autoscaler-controller", "disruption-controller", "taint-eviction-controller"}
 
-// Stop takes the cluster down: on each node, the last first, kube-proxy
-// and the kubelet, then every container and containerd; then CoreDNS and
-// the control plane; and removes what the cluster left in the machine's
-// network and mounts.
+// Stop takes the cluster down: on each node, the last first, the
+// NetworkPolicy agent, kube-proxy and the kubelet, then every container
+// and containerd; then CoreDNS and the control plane; and removes what the
+// cluster left in the machine's network and mounts.
 func (n *Node) Stop() {
 	if n.connected {
 		return
 	}
 	for _, m := range slices.Backward(n.Members) {
+		n.StopOne(m.proc("kube-network-policies"), 10*time.Second)
 		n.StopOne(m.proc("kube-proxy"), 10*time.Second)
 		n.StopOne(m.proc("kubelet"), 10*time.Second)
 		removeContainers(m)
@@ -203,7 +212,7 @@ func Down(dir string) error {
 	var errs []error
 	members := append([]Member{member(1)}, plugged()...)
 	for _, m := range slices.Backward(members) {
-		errs = append(errs, cluster.Kill(dir, 10*time.Second, m.proc("kube-proxy"), m.proc("kubelet")))
+		errs = append(errs, cluster.Kill(dir, 10*time.Second, m.proc("kube-network-policies"), m.proc("kube-proxy"), m.proc("kubelet")))
 		removeContainers(m)
 		errs = append(errs, cluster.Kill(dir, 10*time.Second, m.proc("containerd")))
 	}

@@ -82,16 +82,24 @@ func (s *submission) kubectl(stdin io.Reader, args ...string) {
 // tryKubectl runs kubectl in the submission's namespace, and says whether
 // it succeeded.
 func (s *submission) tryKubectl(stdin io.Reader, args ...string) error {
+	_, err := s.kubectlOutput(stdin, args...)
+	return err
+}
+
+// kubectlOutput runs kubectl in the submission's namespace, and returns
+// what it printed. It may be called from any goroutine.
+func (s *submission) kubectlOutput(stdin io.Reader, args ...string) (string, error) {
 	kubectl, ok := testtool.Built("kubectl")
 	if !ok {
-		return errors.New("kubectl is not built: run hack/cluster-tools.sh")
+		return "", errors.New("kubectl is not built: run hack/cluster-tools.sh")
 	}
 	cmd := exec.Command(kubectl, append([]string{"--kubeconfig", kube.Kubeconfig, "--namespace", s.ns}, args...)...)
 	cmd.Stdin = stdin
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, out)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, out)
 	}
-	return nil
+	return string(out), nil
 }
 
 // finish waits until the Job ends and reports whether it succeeded, and
