@@ -31,6 +31,8 @@ oracle=test/trainer-oracle
 # graph, compiled for it, is not compiled again.
 health="hack/tools/argocd test/jobhealth"
 alone=test/onnode
+# test/onnode's tests that need two nodes (needNodes).
+two_nodes='^(TestJobsSpanNodes|TestNodeLostUnderAWorker|TestNodeLostUnderTheLauncher|TestElasticJobAcrossNodeLoss|TestRshPolicyIsEnforced)$'
 longest=(test/e2e "$oracle")
 
 # shellcheck disable=SC2206 # the two folders, split
@@ -69,6 +71,12 @@ printf '%s\n' "${queue[@]}" | xargs -P "$lanes" -I{} bash -c 'run_package "$1"' 
 if [[ $packages == *"$module/$alone"* ]]; then
 	if hack/phase.sh images hack/node-images.sh; then
 		run_package "$alone"
+		# The tests that need two nodes skip on one; they run again, alone,
+		# on a cluster of two, whose second node costs memory and CPU the
+		# others need not pay for.
+		hack/phase.sh "e2e $alone on 2 nodes" env TRAINFN_REQUIRE_TOOLS=1 TRAINFN_NODES=2 \
+			"$go" test -tags e2e -count=1 -parallel 8 -timeout 30m -run "$two_nodes" "./$alone" ||
+			echo "$alone (2 nodes)" >>"$failed"
 	else
 		echo "$alone (its images)" >>"$failed"
 	fi
