@@ -173,7 +173,20 @@ func (n *Node) ReturnMember(ctx context.Context, name string) error {
 // as a cloud's node controller does once the machine is gone. The pod
 // garbage collector then deletes its pods, marked DisruptionTarget.
 func (n *Node) DeleteNode(ctx context.Context, name string) error {
-	err := n.Wait(ctx, "node "+name+" taken for lost", 3*time.Minute, func(ctx context.Context) error {
+	if err := n.WaitLost(ctx, name); err != nil {
+		return err
+	}
+	err := n.Client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// WaitLost waits until the node lifecycle controller has noticed that a
+// node is gone: its Ready condition is no longer True.
+func (n *Node) WaitLost(ctx context.Context, name string) error {
+	return n.Wait(ctx, "node "+name+" taken for lost", 3*time.Minute, func(ctx context.Context) error {
 		node, err := n.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
@@ -185,14 +198,6 @@ func (n *Node) DeleteNode(ctx context.Context, name string) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	err = n.Client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
 }
 
 // mayAct is the member of that name, if this process may stop and start
