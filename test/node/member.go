@@ -1,6 +1,7 @@
 package node
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -203,10 +204,17 @@ func (m Member) unplug() error {
 		}
 		return ipAll([]string{"link", "delete", Bridge})
 	}
-	if _, err := os.Stat(netnsPath(m.netns)); err != nil {
-		return nil
+	var errs []error
+	if _, err := os.Stat(netnsPath(m.netns)); err == nil {
+		errs = append(errs, ipAll([]string{"netns", "delete", m.netns}))
 	}
-	return ipAll([]string{"netns", "delete", m.netns})
+	// A process still in the namespace keeps it, and the veth pair with
+	// it, past its name's removal: the machine's end goes, and the pair
+	// with it.
+	if exec.Command("ip", "link", "show", m.uplink).Run() == nil {
+		errs = append(errs, ipAll([]string{"link", "delete", m.uplink}))
+	}
+	return errors.Join(errs...)
 }
 
 // plugged are the members other than the first whose namespaces exist:
