@@ -105,8 +105,9 @@ golden: tools
 generate:
 	$(GO) generate ./schemas ./functions ./charts
 
-## bench-node: the pi example on the real node, through trainfn and through
-## mpi-operator v0.8 in the same run (hack/bench/node; BENCH_NODE_FLAGS=-runs 3)
+## bench-node: the pi example on real nodes, through trainfn and through
+## mpi-operator v0.8 in the same run (hack/bench/node; BENCH_NODE_FLAGS='-runs 3',
+## '-nodes 2 -loss-runs 3' to span two nodes and lose one under a job)
 bench-node: build node-tools
 	hack/bench-node.sh $(BENCH_NODE_FLAGS)
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# make bench-node: the pi example on the real node through trainfn and
-# through mpi-operator, interleaved in one run (hack/bench/node). Builds
+# make bench-node: the pi example on real nodes through trainfn and
+# through mpi-operator, interleaved in one run (hack/bench/node; its flags
+# follow, -nodes 2 -loss-runs 3 on two nodes). Builds
 # mpi-operator's controller from its Go module into .cache/bin, once, and
 # reads its CRD from the same module; nothing of it is committed.
 set -euo pipefail

@@ -54,25 +54,7 @@ func (b *bench) faults(runs int, systems []system) error {
 	fmt.Printf("\na worker of the slow pi stopped %s after mpirun starts, %d runs each: jobs that succeeded, median time from kubectl apply to the launcher's end\n\n", midRun, runs)
 	fmt.Printf("%-36s %12s %14s\n", "", "trainfn", "mpi-operator")
 	for _, fault := range []string{"deleted", "evicted"} {
-		cell := func(name string) string {
-			var took []time.Duration
-			won, hung := 0, 0
-			for _, o := range results[fault+" "+name] {
-				took = append(took, o.took)
-				if o.succeeded {
-					won++
-				}
-				if !o.ended {
-					hung++
-				}
-			}
-			text := fmt.Sprintf("%d/%d, %s", won, len(took), median(took).Round(100*time.Millisecond))
-			if hung > 0 {
-				text += fmt.Sprintf(" (%d hung)", hung)
-			}
-			return text
-		}
-		fmt.Printf("%-36s %12s %14s\n", "worker "+fault+" mid-run", cell("trainfn"), cell("mpi-operator"))
+		fmt.Printf("%-36s %12s %14s\n", "worker "+fault+" mid-run "+b.onNodes(), summary(results[fault+" trainfn"]), summary(results[fault+" mpi-operator"]))
 	}
 	return nil
 }
@@ -105,13 +87,19 @@ func (b *bench) fault(ns string, s system, how string) (outcome, error) {
 	if err != nil {
 		return outcome{}, err
 	}
+	return launcherEnd(ctx, b.n, ns, began), nil
+}
+
+// launcherEnd waits for the namespace's launcher Job to end, or for ctx,
+// and times the outcome from since.
+func launcherEnd(ctx context.Context, n *node.Node, ns string, since time.Time) outcome {
 	for {
 		select {
 		case <-ctx.Done():
-			return outcome{took: time.Since(began)}, nil
+			return outcome{took: time.Since(since)}
 		case <-time.After(poll):
 		}
-		jobs, err := b.n.Client.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
+		jobs, err := n.Client.BatchV1().Jobs(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			continue
 		}
@@ -121,11 +109,32 @@ func (b *bench) fault(ns string, s system, how string) (outcome, error) {
 			}
 			for _, c := range j.Status.Conditions {
 				if c.Status == corev1.ConditionTrue && (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) {
-					return outcome{ended: true, succeeded: c.Type == batchv1.JobComplete, took: time.Since(began)}, nil
+					return outcome{ended: true, succeeded: c.Type == batchv1.JobComplete, took: time.Since(since)}
 				}
 			}
 		}
 	}
+}
+
+// summary is a cell of outcomes: how many jobs succeeded of how many, the
+// median time of all, and how many hung.
+func summary(outcomes []outcome) string {
+	var took []time.Duration
+	won, hung := 0, 0
+	for _, o := range outcomes {
+		took = append(took, o.took)
+		if o.succeeded {
+			won++
+		}
+		if !o.ended {
+			hung++
+		}
+	}
+	text := fmt.Sprintf("%d/%d, %s", won, len(took), median(took).Round(100*time.Millisecond))
+	if hung > 0 {
+		text += fmt.Sprintf(" (%d hung)", hung)
+	}
+	return text
 }
 
 // mpirunRuns succeeds once the launcher's mpirun has started: its

@@ -1,7 +1,8 @@
-// Command node times the pi example on the real node (make bench-node):
-// through trainfn (rendered, applied, the reconciler from its chart) and
-// through mpi-operator (its CRD, its controller built from its Go module),
-// interleaved in the same run, each measured from kubectl apply:
+// Command node times the pi example on a cluster of real nodes (make
+// bench-node): through trainfn (rendered, applied, the reconciler from its
+// chart) and through mpi-operator (its CRD, its controller built from its
+// Go module), interleaved in the same run, each measured from kubectl
+// apply:
 //
 //   - all pods Running: the launcher and every worker;
 //   - mpirun starts: when the launcher's mpirun process starts. Under
@@ -14,18 +15,36 @@
 //     (cleanPodPolicy Running), trainfn's reconciler stopped: its workers
 //     end by themselves; mpi-operator's controller deletes its.
 //
-// It prints the median of each and trainfn's as a ratio of mpi-operator's.
+// It prints the median of each and trainfn's as a ratio of mpi-operator's,
+// each row labelled with the cluster's node count. The cluster has -nodes
+// nodes (one by default): make node's if it runs with as many, else one of
+// its own. On two or more the job timed is -spread
+// (test/onnode/testdata/nodes/pi.yaml: the same pi, its two workers spread
+// one a node, so that its ranks talk across nodes) instead of -manifest.
 // Each container requests a sliver of CPU, so that the job fits the node,
-// and may use what its manifest's limit allows (the pi example's: a core).
+// and may use what its manifest's limit allows (the pi example's: a core;
+// the spread one's names none).
 // Then a worker of a slow pi (test/onnode/testdata/pi-slow.yaml) is
 // deleted, and then evicted, while mpirun runs: each system's outcome and
 // time from kubectl apply to the launcher's end.
+// With two nodes or more, -loss-runs times (3 by default) for each system
+// in turn, a node is lost under a job (-lost,
+// test/onnode/testdata/nodes/pi-lost.yaml: pi as root, workers one a node,
+// each rank sleeping a minute first) while its ranks run: once a rank's
+// sleep runs in every worker (probed alike under both systems, by the
+// processes in the workers), the node of a worker that is not the
+// launcher's dies as its machine would (node.LoseMember), its Node is
+// deleted once NotReady as a cloud's node controller does, and the outcome
+// is timed from the loss to the launcher Job's end, ten minutes at most;
+// the node comes back, ready, before the next run.
 // Then, for an elastic job (test/onnode/testdata/elastic-discovery.yaml),
 // how long after its workers are scaled from 2 to 3 the launcher's
 // /etc/mpi/discover_hosts.sh lists the third: trainfn's reconciler writes
 // the ConfigMap and touches the launcher's pod, mpi-operator writes the
 // ConfigMap alone; and the kubelet alone, a ConfigMap change reaching a
 // pod's file without and with a touch of the pod.
+//
+//	go run ./hack/bench/node -crd <mpi-operator's CRD> [-runs 5] [-nodes 1] [-loss-runs 3] ...
 package main
 
 import (
@@ -51,20 +70,31 @@ import (
 )
 
 func main() {
-	runs := flag.Int("runs", 5, "jobs per system")
-	operator := flag.String("operator", ".cache/bin/mpi-operator", "mpi-operator's controller")
-	crd := flag.String("crd", "", "mpi-operator's MPIJob CRD (manifests/base/kubeflow.org_mpijobs.yaml of its module)")
-	trainfn := flag.String("trainfn", "bin/trainfn", "the trainfn binary")
-	manifest := flag.String("manifest", "examples/jobs/pi.yaml", "the job, as mpi-operator reads it")
-	elastic := flag.String("elastic", "test/onnode/testdata/elastic-discovery.yaml", "the elastic job")
-	elasticRuns := flag.Int("elastic-runs", 3, "elastic jobs per system")
-	slow := flag.String("slow", "test/onnode/testdata/pi-slow.yaml", "the job a worker of is stopped mid-run")
-	faultRuns := flag.Int("fault-runs", 3, "jobs per system and fault")
+	var c config
+	flag.IntVar(&c.runs, "runs", 5, "jobs per system")
+	flag.IntVar(&c.nodes, "nodes", 1, "nodes of the cluster; with 2 or more, the timed job is -spread")
+	flag.StringVar(&c.operator, "operator", ".cache/bin/mpi-operator", "mpi-operator's controller")
+	flag.StringVar(&c.crd, "crd", "", "mpi-operator's MPIJob CRD (manifests/base/kubeflow.org_mpijobs.yaml of its module)")
+	flag.StringVar(&c.trainfn, "trainfn", "bin/trainfn", "the trainfn binary")
+	flag.StringVar(&c.manifest, "manifest", "examples/jobs/pi.yaml", "the job, as mpi-operator reads it")
+	flag.StringVar(&c.spread, "spread", "test/onnode/testdata/nodes/pi.yaml", "the job timed on 2 nodes or more: the pi example, its workers spread one a node")
+	flag.StringVar(&c.elastic, "elastic", "test/onnode/testdata/elastic-discovery.yaml", "the elastic job")
+	flag.IntVar(&c.elasticRuns, "elastic-runs", 3, "elastic jobs per system")
+	flag.StringVar(&c.slow, "slow", "test/onnode/testdata/pi-slow.yaml", "the job a worker of is stopped mid-run")
+	flag.IntVar(&c.faultRuns, "fault-runs", 3, "jobs per system and fault")
+	flag.StringVar(&c.lost, "lost", "test/onnode/testdata/nodes/pi-lost.yaml", "the job a worker's node is lost under mid-run (its ranks run sleep 60 first, which the bench looks for)")
+	flag.IntVar(&c.lossRuns, "loss-runs", 3, "jobs per system whose worker's node is lost, with 2 nodes or more")
 	flag.Parse()
-	if err := run(*runs, *elasticRuns, *faultRuns, *operator, *crd, *trainfn, *manifest, *elastic, *slow); err != nil {
+	if err := run(c); err != nil {
 		fmt.Fprintln(os.Stderr, "bench node:", err)
 		os.Exit(1)
 	}
+}
+
+// config is the command's flags.
+type config struct {
+	runs, nodes, elasticRuns, faultRuns, lossRuns                 int
+	operator, crd, trainfn, manifest, spread, elastic, slow, lost string
 }
 
 // system is a way to run the job.
@@ -86,19 +116,26 @@ type bench struct {
 	repo string
 }
 
-func run(runs, elasticRuns, faultRuns int, operator, crd, trainfn, manifest, elastic, slow string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+func run(c config) error {
+	if c.nodes < 1 {
+		return fmt.Errorf("-nodes %d: a cluster has one node or more", c.nodes)
+	}
+	timed := c.manifest
+	if c.nodes < 2 {
+		c.lossRuns = 0
+	} else {
+		timed = c.spread
+	}
+	// A lost node's run may take its ten minutes, and its return five.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute+time.Duration(2*c.lossRuns)*15*time.Minute)
 	defer cancel()
 	repo, err := os.Getwd()
 	if err != nil {
 		return err
 	}
-	cache := filepath.Join(repo, ".cache", "node")
-	n, err := node.Connect(ctx, cache)
+	n, err := startCluster(ctx, filepath.Join(repo, ".cache", "node"), c.nodes)
 	if err != nil {
-		if n, err = node.Start(ctx, node.Options{Cache: cache}); err != nil {
-			return err
-		}
+		return err
 	}
 	defer n.Stop()
 	b := &bench{ctx: ctx, n: n, repo: repo}
@@ -107,12 +144,12 @@ func run(runs, elasticRuns, faultRuns int, operator, crd, trainfn, manifest, ela
 	if err := n.InstallReconciler(ctx, filepath.Join(repo, ".cache", "bin", "helm"), repo, "diJobs.enabled=true", "allocator.enabled=false"); err != nil {
 		return err
 	}
-	stop, err := b.startOperator(operator, crd)
+	stop, err := b.startOperator(c.operator, c.crd)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	systems, err := bothSystems(trainfn, manifest)
+	systems, err := bothSystems(c.trainfn, timed)
 	if err != nil {
 		return err
 	}
@@ -124,24 +161,55 @@ func run(runs, elasticRuns, faultRuns int, operator, crd, trainfn, manifest, ela
 	// On every way out, for the node make node left running, whose suite
 	// needs its reconciler.
 	defer func() { _ = n.ScaleReconciler(context.WithoutCancel(ctx), 1) }()
-	if err := b.pi(runs, systems); err != nil {
+	if err := b.pi(c.runs, systems); err != nil {
 		return err
 	}
-	slows, err := bothSystems(trainfn, slow)
+	slows, err := bothSystems(c.trainfn, c.slow)
 	if err != nil {
 		return err
 	}
-	if err := b.faults(faultRuns, slows); err != nil {
+	if err := b.faults(c.faultRuns, slows); err != nil {
 		return err
+	}
+	if c.lossRuns > 0 {
+		losts, err := bothSystems(c.trainfn, c.lost)
+		if err != nil {
+			return err
+		}
+		if err := b.nodeLoss(c.lossRuns, losts); err != nil {
+			return err
+		}
 	}
 	if err := n.ScaleReconciler(ctx, 1); err != nil {
 		return err
 	}
-	elastics, err := bothSystems(trainfn, elastic)
+	elastics, err := bothSystems(c.trainfn, c.elastic)
 	if err != nil {
 		return err
 	}
-	return b.elastic(elasticRuns, elastics)
+	return b.elastic(c.elasticRuns, elastics)
+}
+
+// startCluster is the cluster make node left running, attached so that a
+// node loss may act on its nodes, if it has as many nodes as asked; or
+// else a cluster of its own, which Stop ends.
+func startCluster(ctx context.Context, cache string, nodes int) (*node.Node, error) {
+	n, err := node.Attach(ctx, filepath.Join(cache, "run"), cache)
+	if err != nil {
+		return node.Start(ctx, node.Options{Cache: cache, Nodes: nodes})
+	}
+	if len(n.Members) != nodes {
+		return nil, fmt.Errorf("make node left a cluster of %d node(s) running, and -nodes is %d: make node-down first, or make node NODES=%d", len(n.Members), nodes, nodes)
+	}
+	return n, nil
+}
+
+// onNodes is the label of a row measured on the bench's cluster.
+func (b *bench) onNodes() string {
+	if len(b.n.Members) == 1 {
+		return "(1 node)"
+	}
+	return fmt.Sprintf("(%d nodes)", len(b.n.Members))
 }
 
 // kubectl runs kubectl on the node.
@@ -225,7 +293,7 @@ func (b *bench) pi(runs int, systems []system) error {
 			_ = b.kubectl(nil, "delete", "namespace", ns, "--wait=false")
 		}
 	}
-	report(runs, timings)
+	report(runs, b.onNodes(), timings)
 	return nil
 }
 
@@ -274,10 +342,10 @@ func (b *bench) elastic(runs int, systems []system) error {
 	}
 	fmt.Printf("\nan elastic job scaled from 2 to 3 workers, median of %d runs each\n\n", runs)
 	x, y := median(scales["trainfn"]), median(scales["mpi-operator"])
-	fmt.Printf("%-36s %12s %14s %7.2fx\n", "scale-up -> host in discover_hosts.sh", x.Round(10*time.Millisecond), y.Round(10*time.Millisecond), float64(x)/float64(y))
+	fmt.Printf("%-48s %12s %14s %7.2fx\n", "scale-up -> host in discover_hosts.sh "+b.onNodes(), x.Round(10*time.Millisecond), y.Round(10*time.Millisecond), float64(x)/float64(y))
 	fmt.Printf("\nthe kubelet alone: a ConfigMap change reaching a mounted file, median of %d\n\n", runs)
-	fmt.Printf("%-36s %12s\n", "without a touch of the pod", median(untouched).Round(10*time.Millisecond))
-	fmt.Printf("%-36s %12s\n", "with a touch of the pod", median(touched).Round(10*time.Millisecond))
+	fmt.Printf("%-48s %12s\n", "without a touch of the pod", median(untouched).Round(10*time.Millisecond))
+	fmt.Printf("%-48s %12s\n", "with a touch of the pod", median(touched).Round(10*time.Millisecond))
 	return nil
 }
 
@@ -451,7 +519,8 @@ func complete(ctx context.Context, n *node.Node, ns string) bool {
 	return false
 }
 
-func report(runs int, timings map[string][]timing) {
+// report prints the medians, each row labelled with the cluster's nodes.
+func report(runs int, nodes string, timings map[string][]timing) {
 	pick := func(name string, figure func(timing) time.Duration) time.Duration {
 		var d []time.Duration
 		for _, t := range timings[name] {
@@ -459,8 +528,8 @@ func report(runs int, timings map[string][]timing) {
 		}
 		return median(d)
 	}
-	fmt.Printf("\nthe pi example on the node, median of %d runs each, from kubectl apply\n\n", runs)
-	fmt.Printf("%-36s %12s %14s %8s\n", "", "trainfn", "mpi-operator", "ratio")
+	fmt.Printf("\nthe pi example, median of %d runs each, from kubectl apply\n\n", runs)
+	fmt.Printf("%-44s %12s %14s %8s\n", "", "trainfn", "mpi-operator", "ratio")
 	for _, m := range []struct {
 		name string
 		pick func(timing) time.Duration
@@ -471,6 +540,6 @@ func report(runs int, timings map[string][]timing) {
 		{"launcher end -> workers stopped", func(t timing) time.Duration { return t.stopped }},
 	} {
 		a, b := pick("trainfn", m.pick), pick("mpi-operator", m.pick)
-		fmt.Printf("%-36s %12s %14s %7.2fx\n", m.name, a.Round(10*time.Millisecond), b.Round(10*time.Millisecond), float64(a)/float64(b))
+		fmt.Printf("%-44s %12s %14s %7.2fx\n", m.name+" "+nodes, a.Round(10*time.Millisecond), b.Round(10*time.Millisecond), float64(a)/float64(b))
 	}
 }
