@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 )
 
 // lostJobTimeout bounds a job across a lost node: Kubernetes takes the node
@@ -134,19 +135,21 @@ func loseNode(t *testing.T, name, how string) time.Time {
 }
 
 // taint puts the out-of-service taint on a node, as kubectl taint does,
-// or removes it.
+// or removes it; the node lifecycle controller updates the Node meanwhile.
 func taint(ctx context.Context, name string, on bool) error {
-	node, err := kube.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		node, err := kube.Client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		outOfService := corev1.Taint{Key: corev1.TaintNodeOutOfService, Value: "nodeshutdown", Effect: corev1.TaintEffectNoExecute}
+		node.Spec.Taints = slices.DeleteFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.Key == outOfService.Key })
+		if on {
+			node.Spec.Taints = append(node.Spec.Taints, outOfService)
+		}
+		_, err = kube.Client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
 		return err
-	}
-	outOfService := corev1.Taint{Key: corev1.TaintNodeOutOfService, Value: "nodeshutdown", Effect: corev1.TaintEffectNoExecute}
-	node.Spec.Taints = slices.DeleteFunc(node.Spec.Taints, func(t corev1.Taint) bool { return t.Key == outOfService.Key })
-	if on {
-		node.Spec.Taints = append(node.Spec.Taints, outOfService)
-	}
-	_, err = kube.Client.CoreV1().Nodes().Update(ctx, node, metav1.UpdateOptions{})
-	return err
+	})
 }
 
 // TestElasticJobAcrossNodeLoss loses the node of an elastic PyTorchJob's
