@@ -88,7 +88,7 @@ func nodeUser(m Member) string { return "system:node:" + m.Name }
 
 // waitReady waits until a member is ready and may take pods: its kubelet
 // has registered it, reports it ready, and the node lifecycle controller
-// has lifted the not-ready taint.
+// has lifted its not-ready and unreachable taints.
 func (n *Node) waitReady(ctx context.Context, m Member) error {
 	return n.Wait(ctx, "node "+m.Name, 3*time.Minute, func(ctx context.Context) error {
 		node, err := n.Client.CoreV1().Nodes().Get(ctx, m.Name, metav1.GetOptions{})
@@ -100,8 +100,12 @@ func (n *Node) waitReady(ctx context.Context, m Member) error {
 				return fmt.Errorf("node %s is not ready: %s", m.Name, c.Message)
 			}
 		}
-		if len(node.Spec.Taints) > 0 {
-			return fmt.Errorf("node %s still has the taint %s", m.Name, node.Spec.Taints[0].Key)
+		// An administrator's taints (out-of-service, say) are theirs to
+		// lift: the lifecycle controller's are the node's readiness.
+		for _, taint := range node.Spec.Taints {
+			if taint.Key == corev1.TaintNodeNotReady || taint.Key == corev1.TaintNodeUnreachable {
+				return fmt.Errorf("node %s still has the taint %s", m.Name, taint.Key)
+			}
 		}
 		return nil
 	})
