@@ -37,13 +37,7 @@ func TestNodeLostUnderAWorker(t *testing.T) {
 		t.Run(how, func(t *testing.T) {
 			s, launcherNode := startLostJob(t)
 			victim := otherNode(launcherNode)
-			lost := loseNode(t, victim, how)
-			succeeded, _ := s.finish("pi-lost-launcher", lostJobTimeout)
-			out := s.logs("batch.kubernetes.io/job-name=pi-lost-launcher", "")
-			t.Logf("the launcher printed:\n%s", out)
-			require.True(t, succeeded, "the job failed")
-			t.Logf("node %s lost: the job succeeded %s later", victim, time.Since(lost).Round(100*time.Millisecond))
-			checkPi(t, out, "pi-lost", 2, 2, 0)
+			out := s.succeedsAfter(victim, loseNode(t, victim, how))
 			assert.Contains(t, out, "a disruption, not the command", "mpirun did not fail when its worker's node went")
 			assert.Equal(t, 1, s.launcherAttempts("pi-lost-launcher"), "the launcher's attempts: a lost node spends none")
 			workers, err := kube.Client.BatchV1().Jobs(s.ns).Get(context.Background(), "pi-lost-worker", metav1.GetOptions{})
@@ -68,13 +62,7 @@ const (
 func TestNodeLostUnderTheLauncher(t *testing.T) {
 	needNodes(t, 2)
 	s, launcherNode := startLostJob(t)
-	lost := loseNode(t, launcherNode, nodeDeleted)
-	succeeded, _ := s.finish("pi-lost-launcher", lostJobTimeout)
-	out := s.logs("batch.kubernetes.io/job-name=pi-lost-launcher", "")
-	t.Logf("the new launcher printed:\n%s", out)
-	require.True(t, succeeded, "the job failed")
-	t.Logf("node %s lost: the job succeeded %s later", launcherNode, time.Since(lost).Round(100*time.Millisecond))
-	checkPi(t, out, "pi-lost", 2, 2, 0)
+	s.succeedsAfter(launcherNode, loseNode(t, launcherNode, nodeDeleted))
 	launcher, err := kube.Client.BatchV1().Jobs(s.ns).Get(context.Background(), "pi-lost-launcher", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.LessOrEqual(t, launcher.Status.Failed, int32(2), "the launcher's failures, within its backoffLimit")
@@ -93,6 +81,20 @@ func startLostJob(t *testing.T) (*submission, string) {
 	time.Sleep(midRun)
 	t.Logf("placed: %v", placed)
 	return s, placed["pi-lost-launcher"]
+}
+
+// succeedsAfter requires pi-lost to succeed, pi printed by every rank,
+// after the node was lost when given, and returns what its launcher
+// printed.
+func (s *submission) succeedsAfter(node string, lost time.Time) string {
+	s.t.Helper()
+	succeeded, _ := s.finish("pi-lost-launcher", lostJobTimeout)
+	out := s.logs("batch.kubernetes.io/job-name=pi-lost-launcher", "")
+	s.t.Logf("the launcher printed:\n%s", out)
+	require.True(s.t, succeeded, "the job failed")
+	s.t.Logf("node %s lost: the job succeeded %s later", node, time.Since(lost).Round(100*time.Millisecond))
+	checkPi(s.t, out, "pi-lost", 2, 2, 0)
+	return out
 }
 
 // otherNode is a node that is not the one given.
