@@ -105,9 +105,9 @@ func (n *Node) kill(name string) error {
 // kubelet, kube-proxy and NetworkPolicy agent are killed first, so that
 // nothing reports what follows, then its containers, containerd and
 // containerd's shims; what lived in memory (its state folder) is gone,
-// and it is cut off the network. The Node object stays, NotReady once the node lifecycle
-// controller notices: DeleteNode does what a cloud's node controller does
-// once the machine is gone.
+// and it is cut off the network. The Node object stays, NotReady once the
+// node lifecycle controller notices: DeleteNode does what a cloud's node
+// controller does once the machine is gone.
 func (n *Node) LoseMember(name string) error {
 	m, err := n.mayAct(name)
 	if err != nil {
