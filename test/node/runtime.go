@@ -10,6 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // containerdConfig is containerd 1.6's configuration for the kubelet's CRI:
@@ -63,12 +67,31 @@ func (n *Node) containerd(m Member, b bins) (component, error) {
 	return m.component("containerd", b.containerd, "--config", config, "--log-level", "warn"), nil
 }
 
-// containerdUp waits until a member's containerd answers.
+// containerdUp waits until a member's containerd answers, its CRI too:
+// containerd answers its own clients before its CRI server is initialized,
+// and a kubelet started meanwhile exits ("server is not initialized yet",
+// found when a lost node came back).
 func (n *Node) containerdUp(ctx context.Context, m Member) error {
 	return n.Wait(ctx, m.proc("containerd"), time.Minute, func(ctx context.Context) error {
-		_, err := ctr(ctx, m, "version")
-		return err
+		if _, err := ctr(ctx, m, "version"); err != nil {
+			return err
+		}
+		return criServes(ctx, m.containerdSocket())
 	})
+}
+
+// criServes asks the CRI at a socket for its version, as the kubelet does
+// when it starts.
+func criServes(ctx context.Context, socket string) error {
+	conn, err := grpc.NewClient("unix://"+socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_, err = runtimeapi.NewRuntimeServiceClient(conn).Version(ctx, &runtimeapi.VersionRequest{})
+	return err
 }
 
 // importImages imports the images' archives into containerd (the node's
