@@ -89,6 +89,9 @@ func (n *Node) start(c component) error {
 	if n.attached {
 		return cluster.StartDetached(n.Dir, c.Name, c.Binary, c.Args...)
 	}
+	// One that ended (a kubelet that gave up, say) goes first: kept, it
+	// would fail every later wait on the cluster as a component that exited.
+	n.KillOne(c.Name)
 	return n.Run(c.Name, c.Binary, c.Args...)
 }
 
