@@ -369,8 +369,13 @@ func (c *Cluster) run(name string, args ...string) error {
 }
 
 // Run starts one more process beside the control plane (a kubelet, say),
-// logged and stopped with it, the last started the first stopped.
+// logged and stopped with it, the last started the first stopped. One of
+// the same name that has ended (a kubelet that gave up, say) is dropped
+// first: kept, it would fail every later Wait as a component that exited.
 func (c *Cluster) Run(name, binary string, args ...string) error {
+	if i := c.proc(name); i >= 0 && c.procs[i].failed() != nil {
+		c.procs = slices.Delete(c.procs, i, i+1)
+	}
 	p, err := start(c.Dir, name, binary, c.detach, args...)
 	if err != nil {
 		return err

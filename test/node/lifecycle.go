@@ -89,9 +89,6 @@ func (n *Node) start(c component) error {
 	if n.attached {
 		return cluster.StartDetached(n.Dir, c.Name, c.Binary, c.Args...)
 	}
-	// One that ended (a kubelet that gave up, say) goes first: kept, it
-	// would fail every later wait on the cluster as a component that exited.
-	n.KillOne(c.Name)
 	return n.Run(c.Name, c.Binary, c.Args...)
 }
 
@@ -243,7 +240,7 @@ func (n *Node) readMembers(ctx context.Context) error {
 		return err
 	}
 	n.Members = nil
-	for i := 1; i <= 9; i++ {
+	for i := 1; i <= MaxNodes; i++ {
 		m := member(i)
 		for _, node := range nodes.Items {
 			if node.Name == m.Name {

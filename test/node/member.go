@@ -41,6 +41,10 @@ type Member struct {
 	state string
 }
 
+// MaxNodes is the most nodes a cluster here has: each takes a /24 of the
+// cluster's pod addresses and a little of this machine.
+const MaxNodes = 9
+
 // Members are the members of a cluster of n nodes, the first one first.
 func Members(n int) []Member {
 	members := make([]Member, n)
@@ -77,7 +81,7 @@ func MemberNamed(name string) (Member, error) {
 	if name == Name {
 		return member(1), nil
 	}
-	if i, err := strconv.Atoi(strings.TrimPrefix(name, Name+"-")); err == nil && i >= 2 && i < 200 && name == member(i).Name {
+	if i, err := strconv.Atoi(strings.TrimPrefix(name, Name+"-")); err == nil && i >= 2 && i <= MaxNodes && name == member(i).Name {
 		return member(i), nil
 	}
 	return Member{}, fmt.Errorf("no node is named %q: the nodes are named %s, then %s-2, %s-3 and on", name, Name, Name, Name)
@@ -140,32 +144,36 @@ func (m Member) plug() error {
 	return m.queueToAgent()
 }
 
-// wire makes the member's links, addresses, routes and bridge.
+// wire makes the member's links, addresses, routes and bridge: the same
+// bridge for every member, in the member's namespace for all but the
+// first.
 func (m Member) wire() error {
-	if m.First() {
-		return ipAll(
-			[]string{"link", "add", Bridge, "type", "bridge"},
-			[]string{"addr", "add", m.Gateway + "/24", "dev", Bridge},
-			[]string{"link", "set", Bridge, "up"},
+	var in []string // what makes ip act in the member's namespace
+	if !m.First() {
+		in = []string{"-n", m.netns}
+		err := ipAll(
+			[]string{"netns", "add", m.netns},
+			[]string{"link", "add", m.uplink, "type", "veth", "peer", "name", "eth0", "netns", m.netns},
+			[]string{"addr", "add", m.uplinkIP + "/24", "dev", m.uplink},
+			[]string{"link", "set", m.uplink, "up"},
+			slices.Concat(in, []string{"link", "set", "lo", "up"}),
+			slices.Concat(in, []string{"addr", "add", m.IP + "/24", "dev", "eth0"}),
+			slices.Concat(in, []string{"link", "set", "eth0", "up"}),
+			slices.Concat(in, []string{"route", "add", "default", "via", m.uplinkIP}),
 		)
+		if err != nil {
+			return err
+		}
 	}
-	in := []string{"-n", m.netns}
-	if err := ipAll([]string{"netns", "add", m.netns}); err != nil {
+	err := ipAll(
+		slices.Concat(in, []string{"link", "add", Bridge, "type", "bridge"}),
+		slices.Concat(in, []string{"addr", "add", m.Gateway + "/24", "dev", Bridge}),
+		slices.Concat(in, []string{"link", "set", Bridge, "up"}),
+	)
+	if err != nil || m.First() {
 		return err
 	}
-	return ipAll(
-		[]string{"link", "add", m.uplink, "type", "veth", "peer", "name", "eth0", "netns", m.netns},
-		[]string{"addr", "add", m.uplinkIP + "/24", "dev", m.uplink},
-		[]string{"link", "set", m.uplink, "up"},
-		append(slices.Clone(in), "link", "set", "lo", "up"),
-		append(slices.Clone(in), "addr", "add", m.IP+"/24", "dev", "eth0"),
-		append(slices.Clone(in), "link", "set", "eth0", "up"),
-		append(slices.Clone(in), "route", "add", "default", "via", m.uplinkIP),
-		append(slices.Clone(in), "link", "add", Bridge, "type", "bridge"),
-		append(slices.Clone(in), "addr", "add", m.Gateway+"/24", "dev", Bridge),
-		append(slices.Clone(in), "link", "set", Bridge, "up"),
-		[]string{"route", "add", m.Subnet, "via", m.IP},
-	)
+	return ipAll([]string{"route", "add", m.Subnet, "via", m.IP})
 }
 
 // cut takes the member off the network as a machine that died would be:

@@ -91,8 +91,8 @@ func Start(ctx context.Context, opts Options) (n *Node, err error) {
 	if opts.Nodes == 0 {
 		opts.Nodes = 1
 	}
-	if opts.Nodes < 1 || opts.Nodes > 9 {
-		return nil, fmt.Errorf("a cluster here has 1 to 9 nodes, not %d", opts.Nodes)
+	if opts.Nodes < 1 || opts.Nodes > MaxNodes {
+		return nil, fmt.Errorf("a cluster here has 1 to %d nodes, not %d", MaxNodes, opts.Nodes)
 	}
 	bins, err := binaries()
 	if err != nil {
