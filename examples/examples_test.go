@@ -145,7 +145,9 @@ func TestSSHKeyRecipe(t *testing.T) {
 	assert.Contains(t, secret, "type: kubernetes.io/ssh-auth")
 	assert.Contains(t, secret, "ssh-privatekey: ")
 	assert.Contains(t, secret, "ssh-publickey: ")
-	assert.Contains(t, document(t, out, "name: pi-launcher\n  namespace"), "secretName: pi-ssh")
+	assert.Contains(t, document(t, out, "name: pi-worker\n  namespace"), "secretName: pi-ssh")
+	// The launcher's, beside its ssh configuration.
+	assert.Contains(t, document(t, out, "name: pi-launcher\n  namespace"), "path: authorized_keys\n              name: pi-ssh\n")
 }
 
 // containerForms are the container examples, each with the exec example

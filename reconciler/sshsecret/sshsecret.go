@@ -141,11 +141,21 @@ func mountedBy(j *observed.Job, secret string) []metav1.OwnerReference {
 	return owners
 }
 
-// mounts tells whether a pod spec mounts the named Secret.
+// mounts tells whether a pod spec mounts the named Secret: as a volume of
+// its own (the workers'), or as a source of a projected volume (the
+// launcher's, beside its ssh configuration).
 func mounts(spec corev1.PodSpec, secret string) bool {
 	for _, v := range spec.Volumes {
 		if v.Secret != nil && v.Secret.SecretName == secret {
 			return true
+		}
+		if v.Projected == nil {
+			continue
+		}
+		for _, s := range v.Projected.Sources {
+			if s.Secret != nil && s.Secret.Name == secret {
+				return true
+			}
 		}
 	}
 	return false

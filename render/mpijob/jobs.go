@@ -68,7 +68,7 @@ func launcherJob(job *Job, writesHosts bool) (*yaml.RNode, *pod.Template, []resu
 			errs = appendErr(errs, mountKubectl(job, t, main))
 			shell = ynode.Map("name", kubectlVolume, "mountPath", mpi.KubectlDir)
 		case options.SSH:
-			errs = appendErr(errs, mountSSH(job, t, main))
+			errs = appendErr(errs, mountLauncherSSH(job, t, main))
 			shell = ynode.Map("name", sshVolume, "mountPath", job.SSHAuthMountPath)
 		}
 	}
@@ -310,30 +310,69 @@ func workerTemplate(job *Job, restartPolicy, workload string) (*pod.Template, []
 }
 
 // mountSSH mounts the job's SSH Secret at sshAuthMountPath: the private key
-// as id_rsa, the public key as id_rsa.pub and authorized_keys. The files are
-// root's own: readable by root alone when the pod runs as root (ssh refuses
-// a private key others can read), readable by all otherwise, which ssh and
-// sshd accept for a key that another user (root) owns.
+// as id_rsa, the public key as id_rsa.pub and authorized_keys, root's own
+// files (sshFileMode).
 func mountSSH(job *Job, t *pod.Template, main *pod.Container) *field.Error {
-	root, known := t.RunsAsRoot()
-	if !known {
-		root = path.Clean(job.SSHAuthMountPath) == "/root/.ssh"
-	}
-	mode := int32(0o644)
-	if root {
-		mode = 0o600
-	}
 	if err := t.AddVolume(ynode.Map("name", sshVolume, "secret", ynode.Map(
 		"secretName", handoff.SSHSecretName(job.Name),
-		"defaultMode", ynode.FileMode(mode),
-		"items", ynode.Seq(
-			ynode.Map("key", "ssh-privatekey", "path", "id_rsa"),
-			ynode.Map("key", "ssh-publickey", "path", "id_rsa.pub"),
-			ynode.Map("key", "ssh-publickey", "path", "authorized_keys"),
+		"defaultMode", ynode.FileMode(sshFileMode(job, t)),
+		"items", sshKeyItems()))); err != nil {
+		return err
+	}
+	return main.AddVolumeMount(sshVolume, job.SSHAuthMountPath)
+}
+
+// mountLauncherSSH mounts the SSH Secret as mountSSH does, and, when the
+// launcher's command runs through mpi.Launch, beside it the ssh client's
+// configuration (mpi.SSHConfig) as config: its ssh sessions to a worker
+// then share the connection its wait opened, in its scratch directory,
+// which only Launch's container mounts.
+func mountLauncherSSH(job *Job, t *pod.Template, main *pod.Container) *field.Error {
+	if !job.launcherMultiplexes() {
+		return mountSSH(job, t, main)
+	}
+	if err := t.AddVolume(ynode.Map("name", sshVolume, "projected", ynode.Map(
+		"defaultMode", ynode.FileMode(sshFileMode(job, t)),
+		"sources", ynode.Seq(
+			ynode.Map("secret", ynode.Map("name", handoff.SSHSecretName(job.Name), "items", sshKeyItems())),
+			ynode.Map("configMap", ynode.Map("name", handoff.ConfigMapName(job.Name), "items", ynode.Seq(
+				ynode.Map("key", mpi.SSHConfigKey, "path", "config")))),
 		)))); err != nil {
 		return err
 	}
 	return main.AddVolumeMount(sshVolume, job.SSHAuthMountPath)
+}
+
+// launcherMultiplexes tells whether the launcher's ssh sessions share a
+// connection a worker (mpi.SSHConfig): when they log in over SSH and its
+// command runs through mpi.Launch, whose scratch directory keeps the
+// connections.
+func (j *Job) launcherMultiplexes() bool {
+	return j.launchMode() == options.SSH && j.workers() > 0 && hasCommand(j.main(pod.NewTemplate(j.Launcher.Template, j.Launcher.Path)))
+}
+
+// sshFileMode is the mode of the files of the SSH volume: readable by root
+// alone when the pod runs as root (ssh refuses a private key others can
+// read), readable by all otherwise, which ssh and sshd accept for a key
+// that another user (root) owns.
+func sshFileMode(job *Job, t *pod.Template) int32 {
+	root, known := t.RunsAsRoot()
+	if !known {
+		root = path.Clean(job.SSHAuthMountPath) == "/root/.ssh"
+	}
+	if root {
+		return 0o600
+	}
+	return 0o644
+}
+
+// sshKeyItems are the SSH Secret's keys as ssh and sshd find them.
+func sshKeyItems() *yaml.Node {
+	return ynode.Seq(
+		ynode.Map("key", "ssh-privatekey", "path", "id_rsa"),
+		ynode.Map("key", "ssh-publickey", "path", "id_rsa.pub"),
+		ynode.Map("key", "ssh-publickey", "path", "authorized_keys"),
+	)
 }
 
 // main is the container mpirun (or its processes) run in.

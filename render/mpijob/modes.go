@@ -78,8 +78,13 @@ func modeOf(m options.LaunchMode) mode {
 		return mode{
 			wait:   mpi.WaitForWorkers,
 			launch: mpi.LaunchOverSSH,
-			files:  func(*Job) map[string]string { return nil },
-			serve:  []string{"/usr/sbin/sshd", "-De"}, mount: mountSSH,
+			files: func(j *Job) map[string]string {
+				if !j.launcherMultiplexes() {
+					return nil
+				}
+				return map[string]string{mpi.SSHConfigKey: mpi.SSHConfig}
+			},
+			serve: []string{"/usr/sbin/sshd", "-De"}, mount: mountSSH,
 			serves: "sshd (/usr/sbin/sshd -De), which the launcher's mpirun logs in to",
 		}
 	}

@@ -164,6 +164,14 @@ func runJob(t *testing.T, manifest, mpi string, late int, shell string, ends boo
 	} else {
 		c.checkToldNothing(launch.output())
 	}
+	if shell == "SSH" {
+		// The launcher's sessions to a worker (its wait's, mpirun's, its
+		// word at the end) share one connection, through the ssh
+		// configuration it finds in its ~/.ssh: sshd logs it in once.
+		for _, w := range c.workers {
+			assert.Equal(t, 1, strings.Count(w.output(), "Accepted publickey"), "%s's sshd logged the launcher in more than once:\n%s", w.pod.Hostname, w.output())
+		}
+	}
 }
 
 // host is a worker's name in the hostfile: the pod's hostname under the

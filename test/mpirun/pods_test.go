@@ -239,51 +239,74 @@ func (c *cluster) refresh() {
 }
 
 // project writes a volume's files as the kubelet projects a ConfigMap or
-// Secret volume: each item with its mode (else the volume's defaultMode,
-// else 0644), owned by root, in a folder anyone may write to (the
-// kubelet's emptyDir beneath, which is why images turn sshd's StrictModes
-// off). The kubelet links the files to a folder of their own; ssh follows
-// links, so plain files stand in.
+// Secret volume, or a projected volume of them: each item with its mode
+// (else the volume's defaultMode, else 0644), owned by root, in a folder
+// anyone may write to (the kubelet's emptyDir beneath, which is why images
+// turn sshd's StrictModes off). The kubelet links the files to a folder of
+// their own; ssh follows links, so plain files stand in.
 func (c *cluster) project(s *pod, v corev1.Volume) {
 	t := c.t
-	var data map[string][]byte
-	var items []corev1.KeyToPath
-	var defaultMode *int32
+	dir := filepath.Join(s.dir, "volumes", v.Name)
 	switch {
 	case v.ConfigMap != nil:
-		cm := c.out.ConfigMap(v.ConfigMap.Name)
-		require.NotNil(t, cm, "volume %s: the output has no ConfigMap %s", v.Name, v.ConfigMap.Name)
-		require.Empty(t, cm.BinaryData, "ConfigMap %s: binaryData is not stood in for", cm.Name)
-		data = map[string][]byte{}
-		for k, val := range cm.Data {
-			data[k] = []byte(val)
-		}
-		items, defaultMode = v.ConfigMap.Items, v.ConfigMap.DefaultMode
+		c.write(dir, v.Name, c.configMap(v.Name, v.ConfigMap.Name), v.ConfigMap.Items, v.ConfigMap.DefaultMode)
 	case v.EmptyDir != nil:
 		// Empty, and writable by any user, as the kubelet makes it.
-		dir := filepath.Join(s.dir, "volumes", v.Name)
 		require.NoError(t, os.MkdirAll(dir, 0o755))
 		require.NoError(t, os.Chmod(dir, 0o777))
-		return
 	case v.Secret != nil:
-		var ok bool
-		data, ok = c.secrets[v.Secret.SecretName]
-		require.True(t, ok, "volume %s: Secret %s is none the user was told to create", v.Name, v.Secret.SecretName)
-		items, defaultMode = v.Secret.Items, v.Secret.DefaultMode
+		c.write(dir, v.Name, c.secret(v.Name, v.Secret.SecretName), v.Secret.Items, v.Secret.DefaultMode)
+	case v.Projected != nil:
+		for _, source := range v.Projected.Sources {
+			switch {
+			case source.ConfigMap != nil:
+				c.write(dir, v.Name, c.configMap(v.Name, source.ConfigMap.Name), source.ConfigMap.Items, v.Projected.DefaultMode)
+			case source.Secret != nil:
+				c.write(dir, v.Name, c.secret(v.Name, source.Secret.Name), source.Secret.Items, v.Projected.DefaultMode)
+			default:
+				t.Fatalf("projected volume %s of %s has a source this test does not stand in for", v.Name, s.Hostname)
+			}
+		}
 	default:
 		t.Fatalf("volume %s of %s is of a kind this test does not stand in for", v.Name, s.Hostname)
 	}
+}
+
+// configMap is the data of the output's ConfigMap name, which volume
+// mounts.
+func (c *cluster) configMap(volume, name string) map[string][]byte {
+	cm := c.out.ConfigMap(name)
+	require.NotNil(c.t, cm, "volume %s: the output has no ConfigMap %s", volume, name)
+	require.Empty(c.t, cm.BinaryData, "ConfigMap %s: binaryData is not stood in for", cm.Name)
+	data := map[string][]byte{}
+	for k, val := range cm.Data {
+		data[k] = []byte(val)
+	}
+	return data
+}
+
+// secret is the data of the Secret name the user was told to create,
+// which volume mounts.
+func (c *cluster) secret(volume, name string) map[string][]byte {
+	data, ok := c.secrets[name]
+	require.True(c.t, ok, "volume %s: Secret %s is none the user was told to create", volume, name)
+	return data
+}
+
+// write writes the items of data into the volume's folder dir, all of
+// data when items names none.
+func (c *cluster) write(dir, volume string, data map[string][]byte, items []corev1.KeyToPath, defaultMode *int32) {
+	t := c.t
 	if len(items) == 0 {
 		for k := range data {
 			items = append(items, corev1.KeyToPath{Key: k, Path: k})
 		}
 	}
-	dir := filepath.Join(s.dir, "volumes", v.Name)
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	require.NoError(t, os.Chmod(dir, 0o777))
 	for _, item := range items {
 		content, ok := data[item.Key]
-		require.True(t, ok, "volume %s has no key %s", v.Name, item.Key)
+		require.True(t, ok, "volume %s has no key %s", volume, item.Key)
 		mode := int32(0o644)
 		if defaultMode != nil {
 			mode = *defaultMode
@@ -320,7 +343,11 @@ func (c *cluster) run(s *pod, name string, argv []string) *container {
 	if workdir == "" {
 		workdir = c.image.workdir
 	}
-	args := []string{testtool.Find(t, "unshare"), "--mount", "--propagation", "private", "--",
+	// A PID namespace of its own, with its /proc, as containerd gives a
+	// container: what the command leaves running (a server's sessions, an
+	// ssh connection kept for later sessions) ends when it does, and MPI's
+	// shared-memory transports find their peers by their PIDs.
+	args := []string{testtool.Find(t, "unshare"), "--mount", "--propagation", "private", "--pid", "--fork", "--kill-child", "--mount-proc", "--",
 		"/bin/sh", "-c", mountShell, "pod", c.image.dir, s.dir, workdir}
 	for _, m := range spec.VolumeMounts {
 		require.Empty(t, m.SubPath, "%s: subPath is not stood in for", name)
