@@ -178,11 +178,16 @@ type remoteShell struct {
 }
 
 // sshRun opens a session on "$host" as the wait and the launcher's word to
-// the workers both do: bounded (5 s to open, or $connect_timeout),
-// non-interactive, with mpirun's extra ssh arguments; the remote command
-// follows.
+// the workers both do: bounded (5 s to open, or $connect_timeout, the
+// handshake included; then 30 s without an answer), non-interactive, with
+// mpirun's extra ssh arguments; the remote command follows. The wait's
+// session opens the connection that mpirun's sessions then ride on
+// (SSHConfig), with its options: half a minute, not seconds, so that a blip
+// of the network does not end a run, while a worker whose node is lost
+// silently ends mpirun's sessions within it, and the launcher's word, its
+// window a minute, still reaches another worker.
 const sshRun = `ssh -n -o BatchMode=yes -o ConnectTimeout=${connect_timeout:-5} -o ConnectionAttempts=1 \
-      -o ServerAliveInterval=5 -o ServerAliveCountMax=2 \
+      -o ServerAliveInterval=5 -o ServerAliveCountMax=6 \
       -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \
       $extra "$host"`
 

@@ -17,6 +17,9 @@ const SSHConfigKey = "ssh_config"
 // carry mpirun's sessions once the wait ends, and the word once mpirun
 // does. A socket whose connection is gone, left by a container that ended,
 // is replaced by a new connection, as OpenSSH does under ControlMaster auto.
+// The connection keeps the options of the wait's session that opened it
+// (sshRun's): it ends after half a minute without an answer from the
+// worker, and mpirun's sessions with it.
 const SSHConfig = `# Rendered by trainfn: the launcher's ssh sessions to a worker share one
 # connection, opened by its wait for the workers.
 Host *

@@ -42,9 +42,13 @@ func TestBrokenRendersFail(t *testing.T) {
 		// it, and no worker lets the launcher in.
 		name: "private-key-readable-by-all", manifest: "testdata/pi-root.yaml", job: "pi-root",
 		breakIt: func(obj map[string]any) {
+			// The launcher's key is a source of a projected volume, beside
+			// its ssh configuration; the workers' a Secret volume.
 			for _, v := range list(podSpec(obj), "volumes") {
-				if secret, ok := v.(map[string]any)["secret"].(map[string]any); ok {
-					secret["defaultMode"] = 0o644
+				for _, kind := range []string{"secret", "projected"} {
+					if volume, ok := v.(map[string]any)[kind].(map[string]any); ok {
+						volume["defaultMode"] = 0o644
+					}
 				}
 			}
 		},
