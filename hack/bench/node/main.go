@@ -5,6 +5,10 @@
 // apply:
 //
 //   - all pods Running: the launcher and every worker;
+//   - the steps of the launcher's start, as the processes report them
+//     (breakdown.go): every worker's name resolves in the cluster's DNS,
+//     every worker's sshd listens, every worker's sshd has logged its
+//     first login; and the launcher printed pi;
 //   - mpirun starts: when the launcher's mpirun process starts. Under
 //     mpi-operator that is its main container's start (it then retries
 //     ssh until the workers answer); under trainfn, the moment its
@@ -56,6 +60,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -102,11 +107,14 @@ type system struct {
 	name string
 	// objects are what kubectl applies.
 	objects []byte
+	// workers is the job's count of workers.
+	workers int
 }
 
 // timing is one job's figures, each from kubectl apply.
 type timing struct {
 	running, mpirun, succeeded, stopped time.Duration
+	steps
 }
 
 // bench is a run of the benchmark: the node, and kubectl on it.
@@ -283,12 +291,12 @@ func (b *bench) pi(runs int, systems []system) error {
 			if err := b.newNamespace(ns); err != nil {
 				return err
 			}
-			t, err := measure(b.ctx, b.n, ns, s.name == "trainfn", func() error { return b.kubectl(s.objects, "apply", "-n", ns, "-f", "-") })
+			t, err := measure(b.ctx, b.n, ns, s.workers, s.name == "trainfn", func() error { return b.kubectl(s.objects, "apply", "-n", ns, "-f", "-") })
 			if err != nil {
 				return fmt.Errorf("%s, run %d: %w", s.name, i+1, err)
 			}
-			fmt.Fprintf(os.Stderr, "%-12s run %d: running %s, mpirun %s, succeeded %s, workers stopped %s\n",
-				s.name, i+1, t.running, t.mpirun, t.succeeded, t.stopped)
+			fmt.Fprintf(os.Stderr, "%-12s run %d: running %s, names %s, sshd %s, first login %s, mpirun %s, pi %s, succeeded %s, workers stopped %s\n",
+				s.name, i+1, t.running, t.names, t.sshd, t.answered, t.mpirun, t.printed, t.succeeded, t.stopped)
 			timings[s.name] = append(timings[s.name], t)
 			_ = b.kubectl(nil, "delete", "namespace", ns, "--wait=false")
 		}
@@ -366,16 +374,36 @@ func bothSystems(trainfn, manifest string) ([]system, error) {
 	if err != nil {
 		return nil, err
 	}
-	rendered = append(append(rendered, "---\n"...), secret...)
+	// First, as kustomize orders a secretGenerator's Secret before the
+	// Jobs whose pods mount it: a pod that reaches the kubelet before its
+	// Secret waits for its volume's retry.
+	rendered = append(append(secret, "---\n"...), rendered...)
+	workers, err := workerReplicas(source)
+	if err != nil {
+		return nil, err
+	}
 	var systems []system
-	for _, s := range []system{{"trainfn", rendered}, {"mpi-operator", source}} {
+	for _, s := range []system{{name: "trainfn", objects: rendered}, {name: "mpi-operator", objects: source}} {
 		fitted, err := node.Fit(s.objects, nil)
 		if err != nil {
 			return nil, err
 		}
-		systems = append(systems, system{s.name, fitted})
+		systems = append(systems, system{s.name, fitted, workers})
 	}
 	return systems, nil
+}
+
+// workerReplicas is the MPIJob's count of workers in source.
+func workerReplicas(source []byte) (int, error) {
+	job, err := yaml.Parse(string(source))
+	if err != nil {
+		return 0, err
+	}
+	replicas, err := job.Pipe(yaml.Lookup("spec", "mpiReplicaSpecs", "Worker", "replicas"))
+	if err != nil || replicas == nil {
+		return 0, fmt.Errorf("the MPIJob has no spec.mpiReplicaSpecs.Worker.replicas: %v", err)
+	}
+	return strconv.Atoi(replicas.YNode().Value)
 }
 
 // sshSecret is the SSH Secret of the job in source, with a new key.
@@ -411,14 +439,16 @@ const poll = 50 * time.Millisecond
 // measure applies the job and times it by polling its pods and its
 // launcher's Job. waits tells that the launcher's container waits for
 // the workers before it starts mpirun (trainfn's launch.sh).
-func measure(ctx context.Context, n *node.Node, ns string, waits bool, apply func() error) (t timing, err error) {
+func measure(ctx context.Context, n *node.Node, ns string, replicas int, waits bool, apply func() error) (t timing, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
+	logs := newPodLogs(ctx, n, ns)
 	began := time.Now()
 	if err := apply(); err != nil {
 		return t, err
 	}
 	var ended time.Time
+	var names time.Duration
 	for {
 		select {
 		case <-ctx.Done():
@@ -442,6 +472,10 @@ func measure(ctx context.Context, n *node.Node, ns string, waits bool, apply fun
 			if p.Status.Phase == corev1.PodRunning {
 				running++
 			}
+			logs.follow(p)
+		}
+		if names == 0 && namesResolve(ctx, ns, replicas, pods.Items) {
+			names = time.Since(began)
 		}
 		if t.running == 0 && launcher != nil && workers > 0 && running == len(pods.Items) {
 			t.running = now
@@ -468,6 +502,8 @@ func measure(ctx context.Context, n *node.Node, ns string, waits bool, apply fun
 		}
 		if workers == 0 {
 			t.stopped = time.Since(ended)
+			logs.wait()
+			t.steps = logs.steps(began, names)
 			return t, nil
 		}
 	}
@@ -529,17 +565,21 @@ func report(runs int, nodes string, timings map[string][]timing) {
 		return median(d)
 	}
 	fmt.Printf("\nthe pi example, median of %d runs each, from kubectl apply\n\n", runs)
-	fmt.Printf("%-44s %12s %14s %8s\n", "", "trainfn", "mpi-operator", "ratio")
+	fmt.Printf("%-54s %12s %14s %8s\n", "", "trainfn", "mpi-operator", "ratio")
 	for _, m := range []struct {
 		name string
 		pick func(timing) time.Duration
 	}{
 		{"submit -> all pods Running", func(t timing) time.Duration { return t.running }},
+		{"submit -> workers' names resolve", func(t timing) time.Duration { return t.names }},
+		{"submit -> workers' sshd listen", func(t timing) time.Duration { return t.sshd }},
+		{"submit -> every worker's first SSH login", func(t timing) time.Duration { return t.answered }},
 		{"submit -> mpirun starts", func(t timing) time.Duration { return t.mpirun }},
+		{"submit -> pi printed", func(t timing) time.Duration { return t.printed }},
 		{"submit -> job succeeded", func(t timing) time.Duration { return t.succeeded }},
 		{"launcher end -> workers stopped", func(t timing) time.Duration { return t.stopped }},
 	} {
 		a, b := pick("trainfn", m.pick), pick("mpi-operator", m.pick)
-		fmt.Printf("%-44s %12s %14s %7.2fx\n", m.name+" "+nodes, a.Round(10*time.Millisecond), b.Round(10*time.Millisecond), float64(a)/float64(b))
+		fmt.Printf("%-54s %12s %14s %7.2fx\n", m.name+" "+nodes, a.Round(10*time.Millisecond), b.Round(10*time.Millisecond), float64(a)/float64(b))
 	}
 }

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/trainfn/trainfn/test/node"
+)
+
+// steps are the moments of a job's start, each from kubectl apply, as the
+// cluster's DNS and the processes themselves report them: what the
+// launcher's start is made of.
+type steps struct {
+	// names: every worker's name resolves in the cluster's DNS.
+	names time.Duration
+	// sshd: every worker's sshd listens.
+	sshd time.Duration
+	// answered: every worker's sshd has logged its first login: under
+	// trainfn the launcher's wait's, under mpi-operator mpirun's, after
+	// ssh's retries a second apart. Later sessions from trainfn's
+	// launcher ride on the wait's connection, and log none.
+	answered time.Duration
+	// printed: the launcher printed pi.
+	printed time.Duration
+}
+
+// logLine is a line of a container's log at the kubelet's timestamp.
+type logLine struct {
+	at   time.Time
+	text string
+}
+
+// podLogs follows the main container of a namespace's pods from its start
+// to its end, so that a pod's lines outlive the pod: mpi-operator deletes
+// its workers as the job ends.
+type podLogs struct {
+	ctx  context.Context
+	n    *node.Node
+	ns   string
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	logs map[string][]logLine
+}
+
+func newPodLogs(ctx context.Context, n *node.Node, ns string) *podLogs {
+	return &podLogs{ctx: ctx, n: n, ns: ns, logs: map[string][]logLine{}}
+}
+
+// follow starts following p's log, once, when its container has started.
+func (l *podLogs) follow(p *corev1.Pod) {
+	if len(p.Status.ContainerStatuses) == 0 || p.Status.ContainerStatuses[0].State.Waiting != nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.logs[p.Name]; ok {
+		return
+	}
+	l.logs[p.Name] = nil
+	l.wg.Go(func() {
+		stream, err := l.n.Client.CoreV1().Pods(l.ns).GetLogs(p.Name, &corev1.PodLogOptions{
+			Container: p.Spec.Containers[0].Name, Follow: true, Timestamps: true,
+		}).Stream(l.ctx)
+		if err != nil {
+			return
+		}
+		defer func() { _ = stream.Close() }()
+		lines := bufio.NewScanner(stream)
+		for lines.Scan() {
+			stamp, text, _ := strings.Cut(lines.Text(), " ")
+			at, err := time.Parse(time.RFC3339Nano, stamp)
+			if err != nil {
+				continue
+			}
+			l.mu.Lock()
+			l.logs[p.Name] = append(l.logs[p.Name], logLine{at, text})
+			l.mu.Unlock()
+		}
+	})
+}
+
+// wait waits for the logs followed to end, as their containers do.
+func (l *podLogs) wait() { l.wg.Wait() }
+
+// steps reads the moments from the logs, from began.
+func (l *podLogs) steps(began time.Time, names time.Duration) steps {
+	s := steps{names: names}
+	latest := func(d *time.Duration, at time.Time) {
+		if !at.IsZero() {
+			*d = max(*d, at.Sub(began))
+		}
+	}
+	for pod, lines := range l.logs {
+		if strings.Contains(pod, "-launcher") {
+			latest(&s.printed, first(lines, "pi is approximately"))
+			continue
+		}
+		latest(&s.sshd, first(lines, "Server listening on"))
+		latest(&s.answered, first(lines, "Accepted "))
+	}
+	return s
+}
+
+// first is when the first line that contains text was written; zero if
+// none.
+func first(lines []logLine, text string) time.Time {
+	for _, l := range lines {
+		if strings.Contains(l.text, text) {
+			return l.at
+		}
+	}
+	return time.Time{}
+}
+
+// dns asks the cluster's DNS, as a pod does.
+var dns = &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+	return (&net.Dialer{}).DialContext(ctx, "udp", net.JoinHostPort(node.IP, "53"))
+}}
+
+// namesResolve reports whether the names of the job's workers, replicas
+// of them among pods (hostname.subdomain, both systems' workers have
+// them), all resolve.
+func namesResolve(ctx context.Context, ns string, replicas int, pods []corev1.Pod) bool {
+	workers := 0
+	for _, p := range pods {
+		if !strings.Contains(p.Name, "-worker") {
+			continue
+		}
+		if p.Spec.Hostname == "" || p.Spec.Subdomain == "" {
+			return false
+		}
+		ctx, cancel := context.WithTimeout(ctx, time.Second)
+		_, err := dns.LookupHost(ctx, p.Spec.Hostname+"."+p.Spec.Subdomain+"."+ns+".svc."+node.Domain+".")
+		cancel()
+		if err != nil {
+			return false
+		}
+		workers++
+	}
+	return workers == replicas
+}
