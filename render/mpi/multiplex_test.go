@@ -60,7 +60,7 @@ func TestLaunchSessionsShareTheWaitsConnection(t *testing.T) {
 // own, whose path is short enough for a socket's, and ends the wait's
 // connection when the test does, rather than a minute later.
 func muxConfig(t *testing.T, f *sshFixture) string {
-	sockets, err := os.MkdirTemp("", "mux")
+	sockets, err := os.MkdirTemp("", "mux") //nolint:usetesting // a socket path under t.TempDir runs past the 108 bytes a socket may have
 	require.NoError(t, err)
 	config := filepath.Join(sockets, "config")
 	require.NoError(t, os.WriteFile(config, []byte(strings.ReplaceAll(SSHConfig, RunDir, sockets)), 0o600))

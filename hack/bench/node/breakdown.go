@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -28,6 +29,9 @@ type steps struct {
 	answered time.Duration
 	// printed: the launcher printed pi.
 	printed time.Duration
+	// said: the launcher's last line, its end but for its exit: under
+	// trainfn that it told a worker the job ended, under mpi-operator pi.
+	said time.Duration
 }
 
 // logLine is a line of a container's log at the kubelet's timestamp.
@@ -37,32 +41,36 @@ type logLine struct {
 }
 
 // podLogs follows the main container of a namespace's pods from its start
-// to its end, so that a pod's lines outlive the pod: mpi-operator deletes
+// to its end, each run of it (a launcher whose first attempt failed
+// restarts), so that a pod's lines outlive the pod: mpi-operator deletes
 // its workers as the job ends.
 type podLogs struct {
-	ctx  context.Context
-	n    *node.Node
-	ns   string
-	wg   sync.WaitGroup
-	mu   sync.Mutex
-	logs map[string][]logLine
+	ctx       context.Context
+	n         *node.Node
+	ns        string
+	wg        sync.WaitGroup
+	mu        sync.Mutex
+	logs      map[string][]logLine
+	following map[string]bool // by pod and run of its container
 }
 
 func newPodLogs(ctx context.Context, n *node.Node, ns string) *podLogs {
-	return &podLogs{ctx: ctx, n: n, ns: ns, logs: map[string][]logLine{}}
+	return &podLogs{ctx: ctx, n: n, ns: ns, logs: map[string][]logLine{}, following: map[string]bool{}}
 }
 
-// follow starts following p's log, once, when its container has started.
+// follow starts following p's log, once a run of its container, when the
+// run has started.
 func (l *podLogs) follow(p *corev1.Pod) {
 	if len(p.Status.ContainerStatuses) == 0 || p.Status.ContainerStatuses[0].State.Waiting != nil {
 		return
 	}
+	run := fmt.Sprintf("%s/%d", p.Name, p.Status.ContainerStatuses[0].RestartCount)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if _, ok := l.logs[p.Name]; ok {
+	if l.following[run] {
 		return
 	}
-	l.logs[p.Name] = nil
+	l.following[run] = true
 	l.wg.Go(func() {
 		stream, err := l.n.Client.CoreV1().Pods(l.ns).GetLogs(p.Name, &corev1.PodLogOptions{
 			Container: p.Spec.Containers[0].Name, Follow: true, Timestamps: true,
@@ -99,6 +107,9 @@ func (l *podLogs) steps(began time.Time, names time.Duration) steps {
 	for pod, lines := range l.logs {
 		if strings.Contains(pod, "-launcher") {
 			latest(&s.printed, first(lines, "pi is approximately"))
+			if len(lines) > 0 {
+				latest(&s.said, lines[len(lines)-1].at)
+			}
 			continue
 		}
 		latest(&s.sshd, first(lines, "Server listening on"))

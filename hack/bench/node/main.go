@@ -8,7 +8,7 @@
 //   - the steps of the launcher's start, as the processes report them
 //     (breakdown.go): every worker's name resolves in the cluster's DNS,
 //     every worker's sshd listens, every worker's sshd has logged its
-//     first login; and the launcher printed pi;
+//     first login; the launcher printed pi, and its last line;
 //   - mpirun starts: when the launcher's mpirun process starts. Under
 //     mpi-operator that is its main container's start (it then retries
 //     ssh until the workers answer); under trainfn, the moment its
@@ -295,8 +295,8 @@ func (b *bench) pi(runs int, systems []system) error {
 			if err != nil {
 				return fmt.Errorf("%s, run %d: %w", s.name, i+1, err)
 			}
-			fmt.Fprintf(os.Stderr, "%-12s run %d: running %s, names %s, sshd %s, first login %s, mpirun %s, pi %s, succeeded %s, workers stopped %s\n",
-				s.name, i+1, t.running, t.names, t.sshd, t.answered, t.mpirun, t.printed, t.succeeded, t.stopped)
+			fmt.Fprintf(os.Stderr, "%-12s run %d: running %s, names %s, sshd %s, first login %s, mpirun %s, pi %s, last line %s, succeeded %s, workers stopped %s\n",
+				s.name, i+1, t.running, t.names, t.sshd, t.answered, t.mpirun, t.printed, t.said, t.succeeded, t.stopped)
 			timings[s.name] = append(timings[s.name], t)
 			_ = b.kubectl(nil, "delete", "namespace", ns, "--wait=false")
 		}
@@ -576,6 +576,7 @@ func report(runs int, nodes string, timings map[string][]timing) {
 		{"submit -> every worker's first SSH login", func(t timing) time.Duration { return t.answered }},
 		{"submit -> mpirun starts", func(t timing) time.Duration { return t.mpirun }},
 		{"submit -> pi printed", func(t timing) time.Duration { return t.printed }},
+		{"submit -> the launcher's last line", func(t timing) time.Duration { return t.said }},
 		{"submit -> job succeeded", func(t timing) time.Duration { return t.succeeded }},
 		{"launcher end -> workers stopped", func(t timing) time.Duration { return t.stopped }},
 	} {
