@@ -97,8 +97,8 @@ func (l *podLogs) follow(p *corev1.Pod) {
 func (l *podLogs) wait() { l.wg.Wait() }
 
 // steps reads the moments from the logs, from began.
-func (l *podLogs) steps(began time.Time, names time.Duration) steps {
-	s := steps{names: names}
+func (l *podLogs) steps(began time.Time) steps {
+	var s steps
 	latest := func(d *time.Duration, at time.Time) {
 		if !at.IsZero() {
 			*d = max(*d, at.Sub(began))
@@ -134,25 +134,28 @@ var dns = &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ str
 	return (&net.Dialer{}).DialContext(ctx, "udp", net.JoinHostPort(node.IP, "53"))
 }}
 
-// namesResolve reports whether the names of the job's workers, replicas
-// of them among pods (hostname.subdomain, both systems' workers have
-// them), all resolve.
-func namesResolve(ctx context.Context, ns string, replicas int, pods []corev1.Pod) bool {
-	workers := 0
-	for _, p := range pods {
-		if !strings.Contains(p.Name, "-worker") {
-			continue
+// namesResolved asks the cluster's DNS for every worker's name in turn,
+// every poll from began, apart from the loop that reads the pods, which a
+// slow answer would hold back; it sends how long after began the last one
+// resolved. A name once resolved is not asked again.
+func namesResolved(ctx context.Context, ns string, workers []string, began time.Time) <-chan time.Duration {
+	resolved := make(chan time.Duration, 1)
+	go func() {
+		for i := 0; i < len(workers); {
+			ask, cancel := context.WithTimeout(ctx, time.Second)
+			_, err := dns.LookupHost(ask, workers[i]+"."+ns+".svc."+node.Domain+".")
+			cancel()
+			if err == nil {
+				i++
+				continue
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(poll):
+			}
 		}
-		if p.Spec.Hostname == "" || p.Spec.Subdomain == "" {
-			return false
-		}
-		ctx, cancel := context.WithTimeout(ctx, time.Second)
-		_, err := dns.LookupHost(ctx, p.Spec.Hostname+"."+p.Spec.Subdomain+"."+ns+".svc."+node.Domain+".")
-		cancel()
-		if err != nil {
-			return false
-		}
-		workers++
-	}
-	return workers == replicas
+		resolved <- time.Since(began)
+	}()
+	return resolved
 }

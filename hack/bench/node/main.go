@@ -71,6 +71,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	"github.com/trainfn/trainfn/reconciler/sshkey"
+	"github.com/trainfn/trainfn/render/handoff"
 	"github.com/trainfn/trainfn/test/node"
 )
 
@@ -107,8 +108,8 @@ type system struct {
 	name string
 	// objects are what kubectl applies.
 	objects []byte
-	// workers is the job's count of workers.
-	workers int
+	// workers are the hosts of the job's workers.
+	workers []string
 }
 
 // timing is one job's figures, each from kubectl apply.
@@ -368,9 +369,17 @@ func bothSystems(trainfn, manifest string) ([]system, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trainfn render %s: %w", manifest, err)
 	}
+	job, err := yaml.Parse(string(source))
+	if err != nil {
+		return nil, err
+	}
+	workers, err := workerHosts(job)
+	if err != nil {
+		return nil, err
+	}
 	// With its reconciler stopped, trainfn's job is given its SSH Secret
 	// as a user gives it (a secretGenerator, say); mpi-operator makes one.
-	secret, err := sshSecret(source)
+	secret, err := sshSecret(job.GetName())
 	if err != nil {
 		return nil, err
 	}
@@ -378,10 +387,6 @@ func bothSystems(trainfn, manifest string) ([]system, error) {
 	// Jobs whose pods mount it: a pod that reaches the kubelet before its
 	// Secret waits for its volume's retry.
 	rendered = append(append(secret, "---\n"...), rendered...)
-	workers, err := workerReplicas(source)
-	if err != nil {
-		return nil, err
-	}
 	var systems []system
 	for _, s := range []system{{name: "trainfn", objects: rendered}, {name: "mpi-operator", objects: source}} {
 		fitted, err := node.Fit(s.objects, nil)
@@ -393,32 +398,33 @@ func bothSystems(trainfn, manifest string) ([]system, error) {
 	return systems, nil
 }
 
-// workerReplicas is the MPIJob's count of workers in source.
-func workerReplicas(source []byte) (int, error) {
-	job, err := yaml.Parse(string(source))
-	if err != nil {
-		return 0, err
-	}
+// workerHosts are the hosts of the MPIJob's workers, <job>-worker-<i>
+// under the job's Service <job>, as both systems name them.
+func workerHosts(job *yaml.RNode) ([]string, error) {
 	replicas, err := job.Pipe(yaml.Lookup("spec", "mpiReplicaSpecs", "Worker", "replicas"))
 	if err != nil || replicas == nil {
-		return 0, fmt.Errorf("the MPIJob has no spec.mpiReplicaSpecs.Worker.replicas: %v", err)
+		return nil, fmt.Errorf("the MPIJob has no spec.mpiReplicaSpecs.Worker.replicas: %v", err)
 	}
-	return strconv.Atoi(replicas.YNode().Value)
-}
-
-// sshSecret is the SSH Secret of the job in source, with a new key.
-func sshSecret(source []byte) ([]byte, error) {
-	job, err := yaml.Parse(string(source))
+	n, err := strconv.Atoi(replicas.YNode().Value)
 	if err != nil {
 		return nil, err
 	}
+	hosts := make([]string, n)
+	for i := range hosts {
+		hosts[i] = fmt.Sprintf("%s-%d.%s", handoff.WorkersName(job.GetName()), i, job.GetName())
+	}
+	return hosts, nil
+}
+
+// sshSecret is the SSH Secret of the job, with a new key.
+func sshSecret(job string) ([]byte, error) {
 	data, err := sshkey.Generate()
 	if err != nil {
 		return nil, err
 	}
 	return sigsyaml.Marshal(corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: metav1.ObjectMeta{Name: job.GetName() + "-ssh"},
+		ObjectMeta: metav1.ObjectMeta{Name: handoff.SSHSecretName(job)},
 		Type:       corev1.SecretTypeSSHAuth,
 		Data:       data,
 	})
@@ -439,7 +445,7 @@ const poll = 50 * time.Millisecond
 // measure applies the job and times it by polling its pods and its
 // launcher's Job. waits tells that the launcher's container waits for
 // the workers before it starts mpirun (trainfn's launch.sh).
-func measure(ctx context.Context, n *node.Node, ns string, replicas int, waits bool, apply func() error) (t timing, err error) {
+func measure(ctx context.Context, n *node.Node, ns string, workers []string, waits bool, apply func() error) (t timing, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	logs := newPodLogs(ctx, n, ns)
@@ -447,8 +453,8 @@ func measure(ctx context.Context, n *node.Node, ns string, replicas int, waits b
 	if err := apply(); err != nil {
 		return t, err
 	}
+	names := namesResolved(ctx, ns, workers, began)
 	var ended time.Time
-	var names time.Duration
 	for {
 		select {
 		case <-ctx.Done():
@@ -473,9 +479,6 @@ func measure(ctx context.Context, n *node.Node, ns string, replicas int, waits b
 				running++
 			}
 			logs.follow(p)
-		}
-		if names == 0 && namesResolve(ctx, ns, replicas, pods.Items) {
-			names = time.Since(began)
 		}
 		if t.running == 0 && launcher != nil && workers > 0 && running == len(pods.Items) {
 			t.running = now
@@ -503,7 +506,12 @@ func measure(ctx context.Context, n *node.Node, ns string, replicas int, waits b
 		if workers == 0 {
 			t.stopped = time.Since(ended)
 			logs.wait()
-			t.steps = logs.steps(began, names)
+			t.steps = logs.steps(began)
+			// Long resolved by now; zero if they never did.
+			select {
+			case t.names = <-names:
+			default:
+			}
 			return t, nil
 		}
 	}
