@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -146,34 +145,45 @@ func (m Member) plug() error {
 
 // wire makes the member's links, addresses, routes and bridge: the same
 // bridge for every member, in the member's namespace for all but the
-// first.
+// first, which is this machine's own network.
 func (m Member) wire() error {
-	var in []string // what makes ip act in the member's namespace
 	if !m.First() {
-		in = []string{"-n", m.netns}
-		err := ipAll(
-			[]string{"netns", "add", m.netns},
-			[]string{"link", "add", m.uplink, "type", "veth", "peer", "name", "eth0", "netns", m.netns},
-			[]string{"addr", "add", m.uplinkIP + "/24", "dev", m.uplink},
-			[]string{"link", "set", m.uplink, "up"},
-			slices.Concat(in, []string{"link", "set", "lo", "up"}),
-			slices.Concat(in, []string{"addr", "add", m.IP + "/24", "dev", "eth0"}),
-			slices.Concat(in, []string{"link", "set", "eth0", "up"}),
-			slices.Concat(in, []string{"route", "add", "default", "via", m.uplinkIP}),
-		)
-		if err != nil {
+		if err := m.uplinkUp(); err != nil {
 			return err
 		}
 	}
-	err := ipAll(
-		slices.Concat(in, []string{"link", "add", Bridge, "type", "bridge"}),
-		slices.Concat(in, []string{"addr", "add", m.Gateway + "/24", "dev", Bridge}),
-		slices.Concat(in, []string{"link", "set", Bridge, "up"}),
-	)
-	if err != nil || m.First() {
+	if err := ipAll(
+		m.in("link", "add", Bridge, "type", "bridge"),
+		m.in("addr", "add", m.Gateway+"/24", "dev", Bridge),
+		m.in("link", "set", Bridge, "up"),
+	); err != nil || m.First() {
 		return err
 	}
 	return ipAll([]string{"route", "add", m.Subnet, "via", m.IP})
+}
+
+// uplinkUp makes a member's namespace and joins it to this machine by a
+// veth pair, its default route through this machine.
+func (m Member) uplinkUp() error {
+	return ipAll(
+		[]string{"netns", "add", m.netns},
+		[]string{"link", "add", m.uplink, "type", "veth", "peer", "name", "eth0", "netns", m.netns},
+		[]string{"addr", "add", m.uplinkIP + "/24", "dev", m.uplink},
+		[]string{"link", "set", m.uplink, "up"},
+		m.in("link", "set", "lo", "up"),
+		m.in("addr", "add", m.IP+"/24", "dev", "eth0"),
+		m.in("link", "set", "eth0", "up"),
+		m.in("route", "add", "default", "via", m.uplinkIP),
+	)
+}
+
+// in is an ip command acting in the member's network: this machine's for
+// the first member, its namespace's for the others.
+func (m Member) in(args ...string) []string {
+	if m.First() {
+		return args
+	}
+	return append([]string{"-n", m.netns}, args...)
 }
 
 // cut takes the member off the network as a machine that died would be:

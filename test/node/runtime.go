@@ -67,15 +67,12 @@ func (n *Node) containerd(m Member, b bins) (component, error) {
 	return m.component("containerd", b.containerd, "--config", config, "--log-level", "warn"), nil
 }
 
-// containerdUp waits until a member's containerd answers, its CRI too:
-// containerd answers its own clients before its CRI server is initialized,
-// and a kubelet started meanwhile exits ("server is not initialized yet",
-// found when a lost node came back).
+// containerdUp waits until a member's containerd serves its CRI, which
+// also tells that it answers its own clients (ctr): it answers them before
+// its CRI server is initialized, and a kubelet started meanwhile exits
+// ("server is not initialized yet", found when a lost node came back).
 func (n *Node) containerdUp(ctx context.Context, m Member) error {
 	return n.Wait(ctx, m.proc("containerd"), time.Minute, func(ctx context.Context) error {
-		if _, err := ctr(ctx, m, "version"); err != nil {
-			return err
-		}
 		return criServes(ctx, m.containerdSocket())
 	})
 }
