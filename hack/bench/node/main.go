@@ -371,11 +371,11 @@ func bothSystems(trainfn, manifest string) ([]system, error) {
 	}
 	job, err := yaml.Parse(string(source))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", manifest, err)
 	}
 	workers, err := workerHosts(job)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", manifest, err)
 	}
 	// With its reconciler stopped, trainfn's job is given its SSH Secret
 	// as a user gives it (a secretGenerator, say); mpi-operator makes one.
@@ -403,11 +403,11 @@ func bothSystems(trainfn, manifest string) ([]system, error) {
 func workerHosts(job *yaml.RNode) ([]string, error) {
 	replicas, err := job.Pipe(yaml.Lookup("spec", "mpiReplicaSpecs", "Worker", "replicas"))
 	if err != nil || replicas == nil {
-		return nil, fmt.Errorf("the MPIJob has no spec.mpiReplicaSpecs.Worker.replicas: %v", err)
+		return nil, fmt.Errorf("spec.mpiReplicaSpecs.Worker.replicas: required, the bench names the workers from it (%v)", err)
 	}
 	n, err := strconv.Atoi(replicas.YNode().Value)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("spec.mpiReplicaSpecs.Worker.replicas: must be a whole number: %w", err)
 	}
 	hosts := make([]string, n)
 	for i := range hosts {
