@@ -15,12 +15,8 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
@@ -151,41 +147,6 @@ func (c *Cluster) policiesInForce(ctx context.Context, in *ReconcilerInstall) er
 	}
 	if !strings.Contains(err.Error(), "ValidatingAdmissionPolicy") {
 		return fmt.Errorf("the probe was refused, but not by the admission policy: %w", err)
-	}
-	return nil
-}
-
-// Apply applies objects with server-side apply as the tests' administrator,
-// namespaced ones into namespace unless they name their own.
-func (c *Cluster) Apply(ctx context.Context, namespace string, objs []*unstructured.Unstructured) error {
-	dyn, err := dynamic.NewForConfig(c.Config)
-	if err != nil {
-		return err
-	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(c.Client.Discovery()))
-	for _, obj := range objs {
-		gvk := obj.GroupVersionKind()
-		mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-		if err != nil {
-			return fmt.Errorf("%s %s: %w", gvk.Kind, obj.GetName(), err)
-		}
-		data, err := json.Marshal(obj)
-		if err != nil {
-			return err
-		}
-		res := dyn.Resource(mapping.Resource)
-		var target dynamic.ResourceInterface = res
-		if mapping.Scope.Name() == "namespace" {
-			ns := obj.GetNamespace()
-			if ns == "" {
-				ns = namespace
-			}
-			target = res.Namespace(ns)
-		}
-		force := true
-		if _, err := target.Patch(ctx, obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: "trainfn-e2e", Force: &force}); err != nil {
-			return fmt.Errorf("applying %s %s: %w", gvk.Kind, obj.GetName(), err)
-		}
 	}
 	return nil
 }

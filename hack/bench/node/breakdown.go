@@ -14,7 +14,7 @@ import (
 	"github.com/trainfn/trainfn/test/node"
 )
 
-// steps are the moments of a job's start, each from kubectl apply, as the
+// steps are the moments of a job's start, each from its submission, as the
 // cluster's DNS and the processes themselves report them: what the
 // launcher's start is made of.
 type steps struct {

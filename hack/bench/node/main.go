@@ -1,9 +1,13 @@
 // Command node times the pi example on a cluster of real nodes (make
 // bench-node): through trainfn (rendered, applied, the reconciler from its
 // chart) and through mpi-operator (its CRD, its controller built from its
-// Go module), interleaved in the same run, each measured from kubectl
-// apply:
+// Go module), interleaved in the same run, each measured from its
+// submission (-submit: a server-side apply from a client that runs on, as
+// GitOps controllers apply; kubectl apply; by default both, in turn):
 //
+//   - the submission: the apply returns, and every worker's pod
+//     exists (made by the worker Job's controller under trainfn, by
+//     mpi-operator's controller under it);
 //   - all pods Running: the launcher and every worker;
 //   - the steps of the launcher's start, as the processes report them
 //     (breakdown.go): every worker's name resolves in the cluster's DNS,
@@ -67,6 +71,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
@@ -78,6 +83,7 @@ import (
 func main() {
 	var c config
 	flag.IntVar(&c.runs, "runs", 5, "jobs per system")
+	flag.StringVar(&c.submit, "submit", "both", "how the pi example's jobs are submitted: server-side (apply from a running client, as GitOps controllers do), kubectl (kubectl apply), or both")
 	flag.IntVar(&c.nodes, "nodes", 1, "nodes of the cluster; with 2 or more, the timed job is -spread")
 	flag.StringVar(&c.operator, "operator", ".cache/bin/mpi-operator", "mpi-operator's controller")
 	flag.StringVar(&c.crd, "crd", "", "mpi-operator's MPIJob CRD (manifests/base/kubeflow.org_mpijobs.yaml of its module)")
@@ -101,19 +107,23 @@ func main() {
 type config struct {
 	runs, nodes, elasticRuns, faultRuns, lossRuns                 int
 	operator, crd, trainfn, manifest, spread, elastic, slow, lost string
+	submit                                                        string
 }
 
 // system is a way to run the job.
 type system struct {
 	name string
-	// objects are what kubectl applies.
+	// objects are what is applied, and docs the same decoded.
 	objects []byte
+	docs    []*unstructured.Unstructured
 	// workers are the hosts of the job's workers.
 	workers []string
 }
 
-// timing is one job's figures, each from kubectl apply.
+// timing is one job's figures, each from its submission.
 type timing struct {
+	// applied: the submission returned; created: every worker's pod exists.
+	applied, created                    time.Duration
 	running, mpirun, succeeded, stopped time.Duration
 	steps
 }
@@ -162,6 +172,10 @@ func run(c config) error {
 	if err != nil {
 		return err
 	}
+	submissions, err := b.submissions(c.submit, systems)
+	if err != nil {
+		return err
+	}
 	// trainfn's jobs start and end with no controller: its reconciler is
 	// stopped while they run.
 	if err := n.ScaleReconciler(ctx, 0); err != nil {
@@ -170,7 +184,7 @@ func run(c config) error {
 	// On every way out, for the node make node left running, whose suite
 	// needs its reconciler.
 	defer func() { _ = n.ScaleReconciler(context.WithoutCancel(ctx), 1) }()
-	if err := b.pi(c.runs, systems); err != nil {
+	if err := b.pi(c.runs, submissions, systems); err != nil {
 		return err
 	}
 	slows, err := bothSystems(c.trainfn, c.slow)
@@ -283,26 +297,34 @@ func interleaved(systems []system, run int) []system {
 	return order
 }
 
-// pi times the pi example through each system and prints the medians.
-func (b *bench) pi(runs int, systems []system) error {
-	timings := map[string][]timing{}
+// pi times the pi example through each system, submitted each way, and
+// prints the medians.
+func (b *bench) pi(runs int, submissions []submission, systems []system) error {
+	timings := map[string]map[string][]timing{}
+	for _, sub := range submissions {
+		timings[sub.name] = map[string][]timing{}
+	}
 	for i := range runs {
-		for _, s := range interleaved(systems, i) {
-			ns := fmt.Sprintf("bench-%s-%d", s.name, i)
-			if err := b.newNamespace(ns); err != nil {
-				return err
+		for w, sub := range submissions {
+			for _, s := range interleaved(systems, i) {
+				ns := fmt.Sprintf("bench-%s-%d-%d", s.name, w, i)
+				if err := b.newNamespace(ns); err != nil {
+					return err
+				}
+				t, err := measure(b.ctx, b.n, ns, s.workers, s.name == "trainfn", func() error { return sub.submit(ns, s) })
+				if err != nil {
+					return fmt.Errorf("%s by %s, run %d: %w", s.name, sub.name, i+1, err)
+				}
+				fmt.Fprintf(os.Stderr, "%-12s %s, run %d: applied %s, workers' pods %s, running %s, names %s, sshd %s, first login %s, mpirun %s, pi %s, last line %s, succeeded %s, workers stopped %s\n",
+					s.name, sub.name, i+1, t.applied, t.created, t.running, t.names, t.sshd, t.answered, t.mpirun, t.printed, t.said, t.succeeded, t.stopped)
+				timings[sub.name][s.name] = append(timings[sub.name][s.name], t)
+				_ = b.kubectl(nil, "delete", "namespace", ns, "--wait=false")
 			}
-			t, err := measure(b.ctx, b.n, ns, s.workers, s.name == "trainfn", func() error { return b.kubectl(s.objects, "apply", "-n", ns, "-f", "-") })
-			if err != nil {
-				return fmt.Errorf("%s, run %d: %w", s.name, i+1, err)
-			}
-			fmt.Fprintf(os.Stderr, "%-12s run %d: running %s, names %s, sshd %s, first login %s, mpirun %s, pi %s, last line %s, succeeded %s, workers stopped %s\n",
-				s.name, i+1, t.running, t.names, t.sshd, t.answered, t.mpirun, t.printed, t.said, t.succeeded, t.stopped)
-			timings[s.name] = append(timings[s.name], t)
-			_ = b.kubectl(nil, "delete", "namespace", ns, "--wait=false")
 		}
 	}
-	report(runs, b.onNodes(), timings)
+	for _, sub := range submissions {
+		report(runs, b.onNodes(), sub.name, timings[sub.name])
+	}
 	return nil
 }
 
@@ -393,7 +415,11 @@ func bothSystems(trainfn, manifest string) ([]system, error) {
 		if err != nil {
 			return nil, err
 		}
-		systems = append(systems, system{s.name, fitted, workers})
+		docs, err := decode(fitted)
+		if err != nil {
+			return nil, fmt.Errorf("%s's objects: %w", s.name, err)
+		}
+		systems = append(systems, system{s.name, fitted, docs, workers})
 	}
 	return systems, nil
 }
@@ -453,7 +479,9 @@ func measure(ctx context.Context, n *node.Node, ns string, workers []string, wai
 	if err := apply(); err != nil {
 		return t, err
 	}
+	t.applied = time.Since(began)
 	names := namesResolved(ctx, ns, workers, began)
+	hosts := len(workers)
 	var ended time.Time
 	for {
 		select {
@@ -467,18 +495,24 @@ func measure(ctx context.Context, n *node.Node, ns string, workers []string, wai
 			continue
 		}
 		var launcher *corev1.Pod
-		running, workers := 0, 0
+		running, workers, made := 0, 0, 0
 		for i := range pods.Items {
 			p := &pods.Items[i]
 			if strings.Contains(p.Name, "-launcher") {
 				launcher = p
-			} else if strings.Contains(p.Name, "-worker") && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
-				workers++
+			} else if strings.Contains(p.Name, "-worker") {
+				made++
+				if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+					workers++
+				}
 			}
 			if p.Status.Phase == corev1.PodRunning {
 				running++
 			}
 			logs.follow(p)
+		}
+		if t.created == 0 && made >= hosts {
+			t.created = now
 		}
 		if t.running == 0 && launcher != nil && workers > 0 && running == len(pods.Items) {
 			t.running = now
@@ -564,7 +598,7 @@ func complete(ctx context.Context, n *node.Node, ns string) bool {
 }
 
 // report prints the medians, each row labelled with the cluster's nodes.
-func report(runs int, nodes string, timings map[string][]timing) {
+func report(runs int, nodes, submitted string, timings map[string][]timing) {
 	pick := func(name string, figure func(timing) time.Duration) time.Duration {
 		var d []time.Duration
 		for _, t := range timings[name] {
@@ -572,12 +606,14 @@ func report(runs int, nodes string, timings map[string][]timing) {
 		}
 		return median(d)
 	}
-	fmt.Printf("\nthe pi example, median of %d runs each, from kubectl apply\n\n", runs)
+	fmt.Printf("\nthe pi example, median of %d runs each, submitted by %s\n\n", runs, submitted)
 	fmt.Printf("%-54s %12s %14s %8s\n", "", "trainfn", "mpi-operator", "ratio")
 	for _, m := range []struct {
 		name string
 		pick func(timing) time.Duration
 	}{
+		{"submit -> applied", func(t timing) time.Duration { return t.applied }},
+		{"submit -> every worker's pod exists", func(t timing) time.Duration { return t.created }},
 		{"submit -> all pods Running", func(t timing) time.Duration { return t.running }},
 		{"submit -> workers' names resolve", func(t timing) time.Duration { return t.names }},
 		{"submit -> workers' sshd listen", func(t timing) time.Duration { return t.sshd }},

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/yaml"
+)
+
+// submission is a way a job's objects reach the API server, the moment
+// every figure of the pi example is timed from.
+type submission struct {
+	name   string
+	submit func(ns string, s system) error
+}
+
+// Ways of submitting, as -submit names them.
+const (
+	serverSide = "server-side"
+	kubectl    = "kubectl"
+)
+
+// submissions are the ways -submit asks for: a server-side apply an object
+// at a time from a client that runs on, as a GitOps controller applies
+// (Flux's kustomize-controller; Argo CD with ServerSideApply=true), its
+// discovery learnt before; and kubectl apply, a process a job, which
+// downloads and reads the OpenAPI document of each group its objects are
+// of before it sends any (core/v1's is the largest), as a user at a
+// terminal or a CI script pays.
+func (b *bench) submissions(way string, systems ...[]system) ([]submission, error) {
+	ways := []string{serverSide, kubectl}
+	if way != "both" {
+		if !slices.Contains(ways, way) {
+			return nil, fmt.Errorf("-submit %q: want %s, %s or both", way, serverSide, kubectl)
+		}
+		ways = []string{way}
+	}
+	var subs []submission
+	for _, w := range ways {
+		switch w {
+		case serverSide:
+			applier, err := b.n.NewApplier("trainfn-bench")
+			if err != nil {
+				return nil, err
+			}
+			for _, each := range systems {
+				for _, s := range each {
+					if err := applier.Knows(s.docs); err != nil {
+						return nil, fmt.Errorf("%s: %w", s.name, err)
+					}
+				}
+			}
+			subs = append(subs, submission{"server-side apply", func(ns string, s system) error {
+				return applier.Apply(b.ctx, ns, s.docs)
+			}})
+		case kubectl:
+			subs = append(subs, submission{"kubectl apply", func(ns string, s system) error {
+				return b.kubectl(s.objects, "apply", "-n", ns, "-f", "-")
+			}})
+		}
+	}
+	return subs, nil
+}
+
+// decode reads a YAML stream into its objects.
+func decode(stream []byte) ([]*unstructured.Unstructured, error) {
+	var objs []*unstructured.Unstructured
+	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(stream), 4096)
+	for {
+		obj := &unstructured.Unstructured{}
+		if err := dec.Decode(&obj.Object); errors.Is(err, io.EOF) {
+			return objs, nil
+		} else if err != nil {
+			return nil, err
+		}
+		if len(obj.Object) > 0 {
+			objs = append(objs, obj)
+		}
+	}
+}
