@@ -83,7 +83,7 @@ import (
 func main() {
 	var c config
 	flag.IntVar(&c.runs, "runs", 5, "jobs per system")
-	flag.StringVar(&c.submit, "submit", "both", "how the pi example's jobs are submitted: server-side (apply from a running client, as GitOps controllers do), kubectl (kubectl apply), or both")
+	flag.StringVar(&c.submit, "submit", both, "how the pi example's jobs are submitted: server-side (apply from a running client, as GitOps controllers do), kubectl (kubectl apply), or both")
 	flag.IntVar(&c.nodes, "nodes", 1, "nodes of the cluster; with 2 or more, the timed job is -spread")
 	flag.StringVar(&c.operator, "operator", ".cache/bin/mpi-operator", "mpi-operator's controller")
 	flag.StringVar(&c.crd, "crd", "", "mpi-operator's MPIJob CRD (manifests/base/kubeflow.org_mpijobs.yaml of its module)")
@@ -138,6 +138,9 @@ type bench struct {
 func run(c config) error {
 	if c.nodes < 1 {
 		return fmt.Errorf("-nodes %d: a cluster has one node or more", c.nodes)
+	}
+	if err := checkSubmit(c.submit); err != nil {
+		return err
 	}
 	timed := c.manifest
 	if c.nodes < 2 {

@@ -22,7 +22,16 @@ type submission struct {
 const (
 	serverSide = "server-side"
 	kubectl    = "kubectl"
+	both       = "both"
 )
+
+// checkSubmit refuses a -submit that names no way, before anything starts.
+func checkSubmit(way string) error {
+	if !slices.Contains([]string{serverSide, kubectl, both}, way) {
+		return fmt.Errorf("-submit %q: want %s, %s or %s", way, serverSide, kubectl, both)
+	}
+	return nil
+}
 
 // submissions are the ways -submit asks for: a server-side apply an object
 // at a time from a client that runs on, as a GitOps controller applies
@@ -33,10 +42,7 @@ const (
 // terminal or a CI script pays.
 func (b *bench) submissions(way string, systems ...[]system) ([]submission, error) {
 	ways := []string{serverSide, kubectl}
-	if way != "both" {
-		if !slices.Contains(ways, way) {
-			return nil, fmt.Errorf("-submit %q: want %s, %s or both", way, serverSide, kubectl)
-		}
+	if way != both {
 		ways = []string{way}
 	}
 	var subs []submission
