@@ -145,16 +145,16 @@ func ReadObjects(path string) ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, err
 	}
-	objs, err := decodeObjects(data)
+	objs, err := DecodeObjects(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return objs, nil
 }
 
-// decodeObjects decodes a YAML stream of Kubernetes objects, skipping
+// DecodeObjects decodes a YAML stream of Kubernetes objects, skipping
 // empty documents.
-func decodeObjects(data []byte) ([]*unstructured.Unstructured, error) {
+func DecodeObjects(data []byte) ([]*unstructured.Unstructured, error) {
 	var objs []*unstructured.Unstructured
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	for {

@@ -63,7 +63,7 @@ func (c *Cluster) InstallReconcilerChart(ctx context.Context, helm, chartDir, re
 	if err := cmd.Run(); err != nil {
 		return nil, fmt.Errorf("helm template %s: %w: %s", release, err, stderr.String())
 	}
-	objs, err := decodeObjects(stdout.Bytes())
+	objs, err := DecodeObjects(stdout.Bytes())
 	if err != nil {
 		return nil, err
 	}

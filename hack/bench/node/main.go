@@ -71,7 +71,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 	sigsyaml "sigs.k8s.io/yaml"
 
@@ -113,9 +112,8 @@ type config struct {
 // system is a way to run the job.
 type system struct {
 	name string
-	// objects are what is applied, and docs the same decoded.
+	// objects are what is applied.
 	objects []byte
-	docs    []*unstructured.Unstructured
 	// workers are the hosts of the job's workers.
 	workers []string
 }
@@ -418,11 +416,7 @@ func bothSystems(trainfn, manifest string) ([]system, error) {
 		if err != nil {
 			return nil, err
 		}
-		docs, err := decode(fitted)
-		if err != nil {
-			return nil, fmt.Errorf("%s's objects: %w", s.name, err)
-		}
-		systems = append(systems, system{s.name, fitted, docs, workers})
+		systems = append(systems, system{s.name, fitted, workers})
 	}
 	return systems, nil
 }
@@ -484,7 +478,6 @@ func measure(ctx context.Context, n *node.Node, ns string, workers []string, wai
 	}
 	t.applied = time.Since(began)
 	names := namesResolved(ctx, ns, workers, began)
-	hosts := len(workers)
 	var ended time.Time
 	for {
 		select {
@@ -498,7 +491,7 @@ func measure(ctx context.Context, n *node.Node, ns string, workers []string, wai
 			continue
 		}
 		var launcher *corev1.Pod
-		running, workers, made := 0, 0, 0
+		running, live, made := 0, 0, 0
 		for i := range pods.Items {
 			p := &pods.Items[i]
 			if strings.Contains(p.Name, "-launcher") {
@@ -506,7 +499,7 @@ func measure(ctx context.Context, n *node.Node, ns string, workers []string, wai
 			} else if strings.Contains(p.Name, "-worker") {
 				made++
 				if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
-					workers++
+					live++
 				}
 			}
 			if p.Status.Phase == corev1.PodRunning {
@@ -514,10 +507,10 @@ func measure(ctx context.Context, n *node.Node, ns string, workers []string, wai
 			}
 			logs.follow(p)
 		}
-		if t.created == 0 && made >= hosts {
+		if t.created == 0 && made >= len(workers) {
 			t.created = now
 		}
-		if t.running == 0 && launcher != nil && workers > 0 && running == len(pods.Items) {
+		if t.running == 0 && launcher != nil && live > 0 && running == len(pods.Items) {
 			t.running = now
 		}
 		// trainfn's mpirun start is read from the launcher's log at its end.
@@ -540,7 +533,7 @@ func measure(ctx context.Context, n *node.Node, ns string, workers []string, wai
 			}
 			continue
 		}
-		if workers == 0 {
+		if live == 0 {
 			t.stopped = time.Since(ended)
 			logs.wait()
 			t.steps = logs.steps(began)

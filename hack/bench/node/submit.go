@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/trainfn/trainfn/test/cluster"
 )
 
 // submission is a way a job's objects reach the API server, the moment
@@ -40,7 +38,7 @@ func checkSubmit(way string) error {
 // downloads and reads the OpenAPI document of each group its objects are
 // of before it sends any (core/v1's is the largest), as a user at a
 // terminal or a CI script pays.
-func (b *bench) submissions(way string, systems ...[]system) ([]submission, error) {
+func (b *bench) submissions(way string, systems []system) ([]submission, error) {
 	ways := []string{serverSide, kubectl}
 	if way != both {
 		ways = []string{way}
@@ -53,15 +51,19 @@ func (b *bench) submissions(way string, systems ...[]system) ([]submission, erro
 			if err != nil {
 				return nil, err
 			}
-			for _, each := range systems {
-				for _, s := range each {
-					if err := applier.Knows(s.docs); err != nil {
-						return nil, fmt.Errorf("%s: %w", s.name, err)
-					}
+			docs := map[string][]*unstructured.Unstructured{}
+			for _, s := range systems {
+				objs, err := cluster.DecodeObjects(s.objects)
+				if err != nil {
+					return nil, fmt.Errorf("%s's objects: %w", s.name, err)
 				}
+				if err := applier.Knows(objs); err != nil {
+					return nil, fmt.Errorf("%s: %w", s.name, err)
+				}
+				docs[s.name] = objs
 			}
 			subs = append(subs, submission{"server-side apply", func(ns string, s system) error {
-				return applier.Apply(b.ctx, ns, s.docs)
+				return applier.Apply(b.ctx, ns, docs[s.name])
 			}})
 		case kubectl:
 			subs = append(subs, submission{"kubectl apply", func(ns string, s system) error {
@@ -70,21 +72,4 @@ func (b *bench) submissions(way string, systems ...[]system) ([]submission, erro
 		}
 	}
 	return subs, nil
-}
-
-// decode reads a YAML stream into its objects.
-func decode(stream []byte) ([]*unstructured.Unstructured, error) {
-	var objs []*unstructured.Unstructured
-	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(stream), 4096)
-	for {
-		obj := &unstructured.Unstructured{}
-		if err := dec.Decode(&obj.Object); errors.Is(err, io.EOF) {
-			return objs, nil
-		} else if err != nil {
-			return nil, err
-		}
-		if len(obj.Object) > 0 {
-			objs = append(objs, obj)
-		}
-	}
 }
