@@ -6,7 +6,10 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trainfn/trainfn/reconciler/internal/refusaltest"
 )
 
 func TestPolicyDefaults(t *testing.T) {
@@ -59,5 +62,31 @@ func TestRefuseSetsTheHeadersOfItsStatus(t *testing.T) {
 			require.Equal(t, want, rec.Header().Get(name), "%d: %s", tc.err.status, name)
 		}
 		require.JSONEq(t, `{"success": false, "code": 1, "message": "`+tc.err.message+`", "data": null}`, rec.Body.String())
+	}
+}
+
+// A caller refused before its body is read (from no pod of the job; a body
+// declared too large) still sending that body gets its answer, and then a
+// connection closed rather than reset.
+func TestRefusedCallerGetsItsAnswer(t *testing.T) {
+	u := untouchable{t: t}
+	h, err := New(Config{Cache: jobWithCaller(), Live: u, Writer: u, Log: logr.Discard()})
+	require.NoError(t, err)
+	tooLarge := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		refuse(w, fail(http.StatusRequestEntityTooLarge, "too large"))
+	})
+	for name, c := range map[string]struct {
+		handler http.Handler
+		want    int
+	}{
+		"from no pod of the job": {h, http.StatusForbidden},
+		"a body too big":         {tooLarge, http.StatusRequestEntityTooLarge},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got := refusaltest.SendingAfterTheAnswer(t, NewHTTPServer("", c.handler), http.MethodPost,
+				"/v2alpha1/ns.elastic.1/profilings", http.Header{"Content-Type": {"application/json"}}, 2*MaxProfilingsBody)
+			require.Equal(t, c.want, got.Status, got.Body)
+			require.True(t, got.Close, "the connection is not kept for another request")
+		})
 	}
 }

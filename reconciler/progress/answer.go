@@ -45,10 +45,14 @@ func (r *refusal) write(w http.ResponseWriter) {
 		h.Set("Retry-After", strconv.Itoa(max(r.retryAfter, 1)))
 	case http.StatusForbidden, http.StatusRequestEntityTooLarge:
 		// A caller refused for who it is has nothing more to send, and
-		// one whose body is too large would have it drained first: the
-		// connection is closed rather than kept for another request.
+		// one whose body is too large would send it again: the connection
+		// is not kept for another request, nor held for the whole
+		// ReadTimeout. It is not cut at once either: a connection closed
+		// with a body still coming is reset, and the reset can lose the
+		// caller its answer (RFC 9112, section 9.6), so net/http reads
+		// what is left of the body for a short while first.
 		h.Set("Connection", "close")
-		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(RefusedBodyGrace))
 	}
 	writeJSON(w, int(r.status.Code), r.status)
 }

@@ -16,6 +16,10 @@ const (
 	RequestTimeout = 10 * time.Second
 	WriteTimeout   = ReadTimeout + RequestTimeout
 	IdleTimeout    = 120 * time.Second
+	// RefusedBodyGrace is how long a caller refused before its body was
+	// read has, once answered, to send the rest of it (net/http reads at
+	// most 256 KiB of it) before its connection is closed.
+	RefusedBodyGrace = 2 * time.Second
 	// MaxHeaderBytes holds a path, a few headers and a service account
 	// token (one to two KiB).
 	MaxHeaderBytes = 16 << 10

@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/trainfn/trainfn/test/cluster"
 )
@@ -46,6 +48,9 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	// The GitOps syncs' controller-runtime clients log through its global
+	// logger: without one, they print a stack trace into the output.
+	ctrllog.SetLogger(logr.Discard())
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	began := time.Now()

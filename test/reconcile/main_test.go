@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/trainfn/trainfn/test/cluster"
 	"github.com/trainfn/trainfn/test/testtool"
 )
@@ -31,6 +34,9 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	// The GitOps syncs' controller-runtime clients log through its global
+	// logger: without one, they print a stack trace into the output.
+	ctrllog.SetLogger(logr.Discard())
 	if _, err := cluster.Binary("kube-apiserver"); err != nil && os.Getenv(testtool.RequireEnv) == "" {
 		fmt.Fprintln(os.Stderr, "reconcile: skipped:", err)
 		return 0
