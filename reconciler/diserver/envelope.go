@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"time"
+
+	"github.com/trainfn/trainfn/reconciler/internal/closing"
 )
 
 // Response is the body of every answer, shaped as DI-orchestrator's server
@@ -69,17 +70,7 @@ func refuse(w http.ResponseWriter, e *requestError) {
 	}
 	switch e.status {
 	case http.StatusUnauthorized, http.StatusForbidden, http.StatusRequestEntityTooLarge:
-		// A caller refused for who it is has nothing more to send here,
-		// and one whose body is too large would send it again: its
-		// connection is not kept for another request, nor held for the
-		// whole ReadTimeout. It is not cut at once either: a connection
-		// closed with a body still coming is reset, and the reset can
-		// lose the caller its answer (RFC 9112, section 9.6), so net/http
-		// reads what is left of the body for a short while first.
-		h.Set("Connection", "close")
-		// Not every ResponseWriter can (a test's recorder); the server's
-		// can.
-		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(RefusedBodyGrace))
+		closing.AfterRefusal(w)
 	}
 	respond(w, e.status, e.message, nil)
 }

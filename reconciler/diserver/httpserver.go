@@ -25,11 +25,6 @@ const (
 	// IdleTimeout closes a kept-alive connection that sends no next
 	// request.
 	IdleTimeout = 30 * time.Second
-	// RefusedBodyGrace is how long a caller refused before its body was
-	// read has, once answered, to send the rest of it before its
-	// connection is closed. net/http reads a rest of at most 256 KiB; a
-	// larger one it does not wait for.
-	RefusedBodyGrace = 2 * time.Second
 	// MaxHeaderBytes bounds a request's headers: a path, a few standard
 	// headers and a bearer token (a service account's is one to two KiB).
 	// Larger headers are answered 431.

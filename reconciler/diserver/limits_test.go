@@ -9,7 +9,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trainfn/trainfn/reconciler/internal/refusaltest"
+	"github.com/trainfn/trainfn/reconciler/internal/closingtest"
 )
 
 func TestPolicyDefaults(t *testing.T) {
@@ -83,7 +83,7 @@ func TestRefusedCallerGetsItsAnswer(t *testing.T) {
 		"a body too big":         {tooLarge, http.StatusRequestEntityTooLarge},
 	} {
 		t.Run(name, func(t *testing.T) {
-			got := refusaltest.SendingAfterTheAnswer(t, NewHTTPServer("", c.handler), http.MethodPost,
+			got := closingtest.SendingAfterTheAnswer(t, NewHTTPServer("", c.handler), http.MethodPost,
 				"/v2alpha1/ns.elastic.1/profilings", http.Header{"Content-Type": {"application/json"}}, 2*MaxProfilingsBody)
 			require.Equal(t, c.want, got.Status, got.Body)
 			require.True(t, got.Close, "the connection is not kept for another request")

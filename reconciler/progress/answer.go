@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/trainfn/trainfn/reconciler/internal/closing"
 )
 
 // refusal is a request refused: a metav1.Status, as the API server and
@@ -44,15 +45,7 @@ func (r *refusal) write(w http.ResponseWriter) {
 	case http.StatusTooManyRequests:
 		h.Set("Retry-After", strconv.Itoa(max(r.retryAfter, 1)))
 	case http.StatusForbidden, http.StatusRequestEntityTooLarge:
-		// A caller refused for who it is has nothing more to send, and
-		// one whose body is too large would send it again: the connection
-		// is not kept for another request, nor held for the whole
-		// ReadTimeout. It is not cut at once either: a connection closed
-		// with a body still coming is reset, and the reset can lose the
-		// caller its answer (RFC 9112, section 9.6), so net/http reads
-		// what is left of the body for a short while first.
-		h.Set("Connection", "close")
-		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(RefusedBodyGrace))
+		closing.AfterRefusal(w)
 	}
 	writeJSON(w, int(r.status.Code), r.status)
 }

@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
-	"github.com/trainfn/trainfn/reconciler/internal/refusaltest"
+	"github.com/trainfn/trainfn/reconciler/internal/closingtest"
 )
 
 // TestRefusedCallerGetsItsAnswer: a caller refused before its body is read
@@ -30,7 +30,7 @@ func TestRefusedCallerGetsItsAnswer(t *testing.T) {
 		"a body too big": {tooLarge, http.StatusRequestEntityTooLarge},
 	} {
 		t.Run(name, func(t *testing.T) {
-			got := refusaltest.SendingAfterTheAnswer(t, NewHTTPServer("", c.handler, nil), http.MethodPost,
+			got := closingtest.SendingAfterTheAnswer(t, NewHTTPServer("", c.handler, nil), http.MethodPost,
 				"/apis/kubeflow.org/v1/namespaces/a/pytorchjobs/pi/status", http.Header{"Content-Type": {"application/json"}}, 2*MaxBody)
 			assert.Equal(t, c.want, got.Status, got.Body)
 			assert.True(t, got.Close, "the connection is not kept for another request")

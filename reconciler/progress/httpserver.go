@@ -16,11 +16,6 @@ const (
 	RequestTimeout = 10 * time.Second
 	WriteTimeout   = ReadTimeout + RequestTimeout
 	IdleTimeout    = 120 * time.Second
-	// RefusedBodyGrace is how long a caller refused before its body was
-	// read has, once answered, to send the rest of it before its
-	// connection is closed. net/http reads a rest of at most 256 KiB; a
-	// larger one it does not wait for.
-	RefusedBodyGrace = 2 * time.Second
 	// MaxHeaderBytes holds a path, a few headers and a service account
 	// token (one to two KiB).
 	MaxHeaderBytes = 16 << 10

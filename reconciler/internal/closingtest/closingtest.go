@@ -1,10 +1,10 @@
-// Package refusaltest checks what a caller sees when a server refuses its
+// Package closingtest checks what a caller sees when a server refuses its
 // request before reading its body: the answer, and a connection that
 // takes the rest of the body and then ends cleanly. A server that closes
 // the connection with the body still coming makes the kernel reset it, and
 // the caller then gets "broken pipe" or "connection reset" instead of the
 // answer (RFC 9112, section 9.6, on closing a connection).
-package refusaltest
+package closingtest
 
 import (
 	"bufio"
